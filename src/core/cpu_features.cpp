@@ -1,0 +1,85 @@
+#include "core/cpu_features.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <cpuid.h>
+#include <cstdint>
+#endif
+
+namespace oscar {
+
+#if defined(__x86_64__) || defined(_M_X64)
+namespace {
+uint64_t read_xcr0() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return ((uint64_t)edx << 32) | eax;
+}
+}  // namespace
+
+CpuFeatures detect_cpu() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool osxsave = (c >> 27) & 1;
+  const bool avx = (c >> 28) & 1;
+  f.fma = (c >> 12) & 1;
+  f.f16c = (c >> 29) & 1;
+  uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+  const bool ymm_os = (xcr0 & 0x6) == 0x6;
+  const bool zmm_os = (xcr0 & 0xe6) == 0xe6;
+  if (!(avx && ymm_os)) {
+    f.fma = f.f16c = false;
+    return f;
+  }
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    f.avx2 = (b >> 5) & 1;
+    if (zmm_os) {
+      f.avx512f = (b >> 16) & 1;
+      f.avx512dq = (b >> 17) & 1;
+      f.avx512bw = (b >> 30) & 1;
+      f.avx512vl = (b >> 31) & 1;
+      f.avx512vnni = (c >> 11) & 1;
+    }
+  }
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+    f.avxvnni = (a >> 4) & 1;
+    if (zmm_os) f.avx512bf16 = (a >> 5) & 1;
+  }
+  return f;
+}
+#else
+CpuFeatures detect_cpu() {
+  CpuFeatures f;
+#if defined(__aarch64__)
+  f.neon = true;
+#if defined(__ARM_FEATURE_DOTPROD)
+  f.arm_dotprod = true;
+#endif
+#endif
+  return f;
+}
+#endif
+
+std::string CpuFeatures::describe() const {
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!s.empty()) s += ' ';
+    s += name;
+  };
+  add(avx2, "avx2");
+  add(fma, "fma");
+  add(f16c, "f16c");
+  add(avx512f, "avx512f");
+  add(avx512bw, "avx512bw");
+  add(avx512vl, "avx512vl");
+  add(avx512dq, "avx512dq");
+  add(avx512vnni, "avx512vnni");
+  add(avx512bf16, "avx512bf16");
+  add(avxvnni, "avxvnni");
+  add(neon, "neon");
+  add(arm_dotprod, "dotprod");
+  return s.empty() ? "scalar" : s;
+}
+
+}  // namespace oscar

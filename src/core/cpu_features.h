@@ -1,0 +1,34 @@
+// What the CPU we run on can do. Read once at startup (detect_cpu()) and passed
+// to kernel dispatch; kernels never probe the CPU themselves.
+#pragma once
+
+#include <string>
+
+namespace oscar {
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512vnni = false;
+  bool avx512bf16 = false;
+  bool avxvnni = false;
+  bool neon = false;
+  bool arm_dotprod = false;
+
+  // The combinations our SIMD kernel families require.
+  bool has_avx2_family() const { return avx2 && fma && f16c; }
+  bool has_avx512_family() const {
+    return has_avx2_family() && avx512f && avx512bw && avx512vl && avx512dq;
+  }
+  std::string describe() const;
+};
+
+// Probes the CPU (cpuid + xgetbv on x86, compile-time/auxv on ARM).
+CpuFeatures detect_cpu();
+
+}  // namespace oscar

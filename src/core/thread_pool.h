@@ -1,0 +1,47 @@
+// One pool of worker threads shared by every kernel of a process. The owner
+// (a tool's main, the server) creates it with the thread count from its
+// settings and passes it down; nothing creates threads behind its back.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace oscar {
+
+class ThreadPool {
+ public:
+  // n_threads includes the calling thread; 0 means hardware concurrency.
+  explicit ThreadPool(int n_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn(thread_index, n_threads) on every thread (caller included) and
+  // waits for all of them. Not reentrant: a task must not call run() again.
+  void run(const std::function<void(int, int)>& fn);
+
+  // Splits [0, n) into contiguous chunks of at least `grain` items, one
+  // chunk per thread, and calls fn(begin, end) for each non-empty chunk.
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn);
+
+ private:
+  void worker(int index);
+
+  int n_threads_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  const std::function<void(int, int)>* task_ = nullptr;
+  unsigned long generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace oscar
