@@ -1,0 +1,64 @@
+// Weight formats: one row of traits per tensor type (llama.cpp-style type
+// traits). A new type is one row plus its kernels.
+//
+// Dot products are computed between a weight row stored in type T and an
+// activation row converted once to T's activation format (`act_type`: F32 for
+// float weights, Q8_0 for the 32-blocks, Q8_K for the k-quants), so a GEMV
+// quantizes the input vector once and reuses it for every row.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/cpu_features.h"
+#include "core/tensor_type.h"
+
+namespace oscar::quant {
+
+// Decodes n values (n a multiple of the block size) of a row.
+using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
+// Encodes n values (n a multiple of the block size) into a row.
+using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
+// Dot products of a tile: out[r * out_stride + c] = dot(weight row r, act row c)
+// for r < nr, c < nc. Rows are n values long; `w_stride` / `act_stride` are
+// bytes between consecutive rows. nr and nc are between 1 and kMaxTile.
+// Kernels may specialise small tiles (e.g. 4x1, 1x4, 4x4) to reuse loaded data.
+using DotTileFn = void (*)(int64_t n, const void* w, size_t w_stride, int nr, const void* act,
+                           size_t act_stride, int nc, float* out, size_t out_stride);
+
+constexpr int kMaxTile = 8;
+
+struct QuantTraits {
+  TensorType type;
+  TensorType act_type;           // activation format the dot kernels expect
+  DequantizeRowFn dequantize;    // scalar reference decoder
+  QuantizeRowFn quantize;        // reference encoder of weights (tools, tests)
+  QuantizeRowFn quantize_act;    // f32 activation row -> act_type row (may be SIMD)
+  DotTileFn dot_ref;             // scalar reference dot (for tests)
+  DotTileFn dot;                 // fastest kernel for this CPU
+  const char* dot_impl;          // name of the kernel chosen ("avx512", "avx2", "scalar")
+};
+
+// The traits of every computable weight type, with `dot` chosen for `cpu`.
+// Built once by the caller (e.g. at model load) and passed down.
+class QuantTable {
+ public:
+  explicit QuantTable(const CpuFeatures& cpu);
+  // Traits for t, or nullptr when t is not a computable weight type.
+  const QuantTraits* find(TensorType t) const;
+  // Same as find(), but throws Error naming `what` (e.g. a tensor name) and
+  // the type when unsupported.
+  const QuantTraits& get(TensorType t, const char* what = "tensor") const;
+
+ private:
+  QuantTraits traits_[40] = {};
+  bool present_[40] = {};
+};
+
+// Each family fills in its types. `cpu` selects the dot kernels; passing a
+// default CpuFeatures{} selects the scalar reference everywhere.
+void register_float_types(QuantTraits* table, bool* present, const CpuFeatures& cpu);
+void register_legacy_types(QuantTraits* table, bool* present, const CpuFeatures& cpu);
+void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures& cpu);
+
+}  // namespace oscar::quant
