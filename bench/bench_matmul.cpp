@@ -1,0 +1,109 @@
+// GEMV (decode) and GEMM (prefill, 512 columns) per weight type at the FFN
+// shapes of Qwen3-4B (2560x9728 and 9728x2560), one thread and all threads.
+// Each result carries GB/s of weight bytes and GFLOP/s; the memory read
+// bandwidth and FMA peak measured in the same run are printed first and
+// attached as counters, so ratios come from one run on one (noisy) machine.
+//
+//   build/bin/oscar-bench-kernels --benchmark_min_time=0.5
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/roofline.h"
+
+namespace oscar::kernels {
+namespace {
+
+struct Env {
+  CpuFeatures cpu = detect_cpu();
+  quant::QuantTable table{cpu};
+  Roofline roof_all, roof_one;
+};
+
+Env& env() {
+  static Env* e = [] {
+    auto* e = new Env;
+    ThreadPool all(0), one(1);
+    e->roof_all = measure_roofline(all, e->cpu);
+    e->roof_one = measure_roofline(one, e->cpu);
+    std::printf("cpu: %s\n", e->cpu.describe().c_str());
+    std::printf("roofline (all %d threads): read %.1f GB/s, fma %.1f GFLOP/s (%s)\n", all.size(),
+                e->roof_all.read_gbps, e->roof_all.fma_gflops, e->roof_all.fma_isa);
+    std::printf("roofline (1 thread):       read %.1f GB/s, fma %.1f GFLOP/s\n",
+                e->roof_one.read_gbps, e->roof_one.fma_gflops);
+    return e;
+  }();
+  return *e;
+}
+
+void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols,
+               int threads) {
+  Env& e = env();
+  const quant::QuantTraits* q = e.table.find(t);
+  if (!q) {
+    state.SkipWithError("type not registered");
+    return;
+  }
+  const size_t rb = *row_bytes(t, (uint64_t)cols);
+  std::vector<uint8_t> wq(rb * (size_t)rows);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> tmp((size_t)cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : tmp) v = nd(rng);
+    q->quantize(tmp.data(), &wq[(size_t)r * rb], cols);
+  }
+  std::vector<float> x((size_t)(cols * n_cols)), y((size_t)(rows * n_cols));
+  for (auto& v : x) v = nd(rng);
+  ThreadPool pool(threads);
+  MatmulScratch scratch;
+  WeightMatrix w{q, wq.data(), rows, cols, rb};
+  for (auto _ : state) {
+    matmul(w, x.data(), (size_t)cols, n_cols, y.data(), (size_t)rows, pool, scratch);
+    benchmark::ClobberMemory();
+  }
+  const Roofline& roof = threads == 1 ? e.roof_one : e.roof_all;
+  const double bytes = (double)wq.size();
+  const double flops = 2.0 * (double)rows * (double)cols * (double)n_cols;
+  state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bw_GB/s"] = roof.read_gbps;
+  state.counters["peak_GFLOP/s"] = roof.fma_gflops;
+  state.SetLabel(q->dot_impl);
+}
+
+void register_all() {
+  const int all = (int)std::max(1u, std::thread::hardware_concurrency());
+  const TensorType types[] = {TensorType::F16, TensorType::Q8_0, TensorType::Q4_K,
+                              TensorType::Q6_K};
+  const int64_t shapes[][2] = {{2560, 9728}, {9728, 2560}};
+  for (TensorType t : types)
+    for (auto& s : shapes)
+      for (int th : {1, all})
+        for (int64_t n : {1, 512}) {
+          const std::string name = std::string(n == 1 ? "gemv/" : "gemm512/") + type_name(t) +
+                                   "/" + std::to_string(s[0]) + "x" + std::to_string(s[1]) +
+                                   "/t" + std::to_string(th);
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, t, s[0], s[1], n, th);
+          b->Unit(benchmark::kMillisecond)->UseRealTime();
+          if (n > 1) b->Iterations(2);
+        }
+}
+
+}  // namespace
+}  // namespace oscar::kernels
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  oscar::kernels::env();
+  oscar::kernels::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

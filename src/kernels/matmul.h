@@ -1,0 +1,49 @@
+// Matrix products of a quantized weight matrix with f32 activations, on the
+// shared thread pool. One entry point serves decode (one column: GEMV) and
+// prompt processing (many columns: GEMM); the per-type tile kernels come from
+// the quant table, chosen at run time for the CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "quant/quant.h"
+
+namespace oscar::kernels {
+
+// A weight matrix used in place (usually inside the mapped GGUF): `rows` rows
+// of `cols` values, each row `row_bytes` long, in the format of `traits`.
+struct WeightMatrix {
+  const quant::QuantTraits* traits = nullptr;
+  const void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_bytes = 0;
+};
+
+// Scratch memory reused across calls, so a decode step allocates nothing.
+// One per caller thread of matmul (a session owns one).
+class MatmulScratch {
+ public:
+  uint8_t* reserve(size_t bytes);
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
+// y[c][r] = sum_k W[r][k] * x[c][k] for c < n_cols, r < W.rows.
+//   x: (n_cols, W.cols) f32, row-major, rows `x_stride` floats apart
+//   y: (n_cols, W.rows) f32, row-major, rows `y_stride` floats apart
+// The activations are converted once to the weight type's activation format.
+void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
+            size_t y_stride, ThreadPool& pool, MatmulScratch& scratch);
+
+// Convenience for a single column (decode).
+inline void gemv(const WeightMatrix& w, const float* x, float* y, ThreadPool& pool,
+                 MatmulScratch& scratch) {
+  matmul(w, x, (size_t)w.cols, 1, y, (size_t)w.rows, pool, scratch);
+}
+
+}  // namespace oscar::kernels
