@@ -1,0 +1,30 @@
+// Attention of a batch of query tokens over their sequences' cached positions
+// plus the batch's own earlier tokens (causal). Cached rows are read as
+// stored; the batch's K and V are used at full precision, as the design
+// requires ("tokens of the batch attend to each other at full precision").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/model_config.h"
+
+namespace oscar::attention {
+
+struct BatchView {
+  int n_tokens = 0;
+  const int32_t* seq = nullptr;  // (n_tokens)
+  const int32_t* pos = nullptr;  // (n_tokens)
+  const float* q = nullptr;      // (n_tokens, n_head * head_dim), post-RoPE
+  const float* k = nullptr;      // (n_tokens, n_head_kv * head_dim), post-RoPE
+  const float* v = nullptr;      // (n_tokens, n_head_kv * head_dim)
+  const int* n_cached = nullptr; // per token: cached positions of its sequence before the batch
+};
+
+// out: (n_tokens, n_head * head_dim)
+void attend(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
+            const BatchView& batch, float* out, ThreadPool& pool);
+
+}  // namespace oscar::attention

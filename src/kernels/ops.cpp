@@ -1,0 +1,66 @@
+#include "kernels/ops.h"
+
+#include <cmath>
+
+namespace oscar::kernels {
+
+void rms_norm(const float* x, const float* w, float* y, int n, float eps) {
+  double ss = 0;
+  for (int i = 0; i < n; ++i) ss += (double)x[i] * x[i];
+  const float scale = (float)(1.0 / std::sqrt(ss / n + eps));
+  for (int i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void rope(float* head, int rope_dim, int pos, float base, bool neox) {
+  const int half = rope_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    // theta computed in double: positions up to 128K need the precision.
+    const double theta = (double)pos * std::pow((double)base, -2.0 * i / rope_dim);
+    const float c = (float)std::cos(theta), s = (float)std::sin(theta);
+    const int a = neox ? i : 2 * i;
+    const int b = neox ? i + half : 2 * i + 1;
+    const float x0 = head[a], x1 = head[b];
+    head[a] = x0 * c - x1 * s;
+    head[b] = x0 * s + x1 * c;
+  }
+}
+
+void swiglu(const float* gate, const float* up, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void add_inplace(float* x, const float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void softmax(float* x, int n) {
+  float mx = -INFINITY;
+  for (int i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - mx);
+    sum += x[i];
+  }
+  const float inv = (float)(1.0 / sum);
+  for (int i = 0; i < n; ++i) x[i] *= inv;
+}
+
+float dot_f32(const float* a, const float* b, int n) {
+  float s[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += a[i + j] * b[i + j];
+  float t = 0;
+  for (; i < n; ++i) t += a[i] * b[i];
+  for (float v : s) t += v;
+  return t;
+}
+
+void axpy(float a, const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+}  // namespace oscar::kernels

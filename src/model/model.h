@@ -1,0 +1,58 @@
+// A loaded model: its configuration and its weights, used in place from the
+// memory-mapped GGUF (small vectors such as norms are converted to f32 at
+// load). Immutable after load, so any number of sessions may share it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "gguf/gguf_file.h"
+#include "kernels/matmul.h"
+#include "model/model_config.h"
+#include "quant/quant.h"
+
+namespace oscar::model {
+
+struct LayerWeights {
+  std::vector<float> attn_norm;       // (n_embd)
+  std::vector<float> q_norm, k_norm;  // (head_dim), when qk_norm
+  std::vector<float> bq, bk, bv;      // (n_head*hd), (n_head_kv*hd) x2, when qkv_bias
+  kernels::WeightMatrix wq;           // (n_head*hd, n_embd)
+  kernels::WeightMatrix wk, wv;       // (n_head_kv*hd, n_embd)
+  kernels::WeightMatrix wo;           // (n_embd, n_head*hd)
+  std::vector<float> ffn_norm;        // (n_embd)
+  kernels::WeightMatrix ffn_gate, ffn_up;  // (n_ff, n_embd)
+  kernels::WeightMatrix ffn_down;          // (n_embd, n_ff)
+};
+
+struct ModelWeights {
+  kernels::WeightMatrix tok_embd;  // (n_vocab, n_embd)
+  std::vector<float> output_norm;  // (n_embd)
+  kernels::WeightMatrix output;    // (n_vocab, n_embd); == tok_embd when tied
+  std::vector<LayerWeights> layers;
+};
+
+class Model {
+ public:
+  // Loads and validates `path`: unknown architecture, missing or mis-shaped
+  // tensors and keys, and unsupported tensor types get an Error naming them.
+  static std::unique_ptr<Model> load(const std::string& path, const quant::QuantTable& table,
+                                     const Logger& log);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  const gguf::GgufFile& file() const { return file_; }
+  const quant::QuantTable& quant_table() const { return *table_; }
+
+ private:
+  explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}
+  gguf::GgufFile file_;
+  const quant::QuantTable* table_ = nullptr;
+  ModelConfig config_;
+  ModelWeights weights_;
+  friend class ModelLoader;
+};
+
+}  // namespace oscar::model

@@ -1,0 +1,53 @@
+// One forward pass of a batch of tokens (any mix of sequences) through a
+// model, reading and extending the KV cache. Owns the scratch buffers so
+// repeated calls allocate nothing once the largest batch has been seen.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/matmul.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+
+namespace oscar::runtime {
+
+struct BatchToken {
+  int32_t token = 0;
+  int32_t seq = 0;
+  int32_t pos = 0;      // must continue the sequence: first = kv.n_pos(seq), then +1
+  bool logits = false;  // return this token's logits
+};
+
+class Forward {
+ public:
+  Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool);
+
+  // Evaluates `batch` and commits its positions to the cache. Returns the
+  // logits of the tokens marked `logits`, in batch order: (n_marked, n_vocab).
+  // Throws Error (cache untouched) for a bad token id, sequence or position.
+  const std::vector<float>& eval(const std::vector<BatchToken>& batch);
+
+  int n_vocab() const { return model_.config().n_vocab; }
+
+ private:
+  void validate(const std::vector<BatchToken>& batch, std::vector<int>& n_cached) const;
+  void layer(int il, int n);
+
+  const model::Model& model_;
+  kv::KvCache& cache_;
+  ThreadPool& pool_;
+  kernels::MatmulScratch mm_;
+  // Activations, row-major per token.
+  std::vector<float> x_;     // (n, n_embd) residual stream
+  std::vector<float> xn_;    // (n, n_embd) normed
+  std::vector<float> q_, k_, v_;  // (n, q_width) / (n, kv_width)
+  std::vector<float> att_;   // (n, q_width)
+  std::vector<float> ff_a_, ff_b_;  // (n, n_ff)
+  std::vector<float> logits_;
+  std::vector<int32_t> seq_, pos_;
+  std::vector<int> n_cached_;
+};
+
+}  // namespace oscar::runtime
