@@ -1,0 +1,112 @@
+#include "gguf/gguf_value.h"
+
+#include <limits>
+
+namespace oscar::gguf {
+
+const char* value_type_name(ValueType t) {
+  switch (t) {
+    case ValueType::UINT8: return "uint8";
+    case ValueType::INT8: return "int8";
+    case ValueType::UINT16: return "uint16";
+    case ValueType::INT16: return "int16";
+    case ValueType::UINT32: return "uint32";
+    case ValueType::INT32: return "int32";
+    case ValueType::FLOAT32: return "float32";
+    case ValueType::BOOL: return "bool";
+    case ValueType::STRING: return "string";
+    case ValueType::ARRAY: return "array";
+    case ValueType::UINT64: return "uint64";
+    case ValueType::INT64: return "int64";
+    case ValueType::FLOAT64: return "float64";
+  }
+  return "unknown";
+}
+
+Value Value::string_array(const std::vector<std::string>& xs) {
+  std::vector<Value> items;
+  items.reserve(xs.size());
+  for (const auto& s : xs) items.push_back(str(s));
+  return array(ValueType::STRING, std::move(items));
+}
+
+Value Value::f32_array(const std::vector<float>& xs) {
+  std::vector<Value> items;
+  items.reserve(xs.size());
+  for (float x : xs) items.push_back(f32(x));
+  return array(ValueType::FLOAT32, std::move(items));
+}
+
+Value Value::i32_array(const std::vector<int32_t>& xs) {
+  std::vector<Value> items;
+  items.reserve(xs.size());
+  for (int32_t x : xs) items.push_back(i32(x));
+  return array(ValueType::INT32, std::move(items));
+}
+
+bool Value::is_integer() const {
+  switch (type) {
+    case ValueType::UINT8:
+    case ValueType::INT8:
+    case ValueType::UINT16:
+    case ValueType::INT16:
+    case ValueType::UINT32:
+    case ValueType::INT32:
+    case ValueType::UINT64:
+    case ValueType::INT64:
+    case ValueType::BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<int64_t> Value::as_int() const {
+  if (!is_integer()) return std::nullopt;
+  if (const auto* u = std::get_if<uint64_t>(&v)) {
+    if (*u > (uint64_t)std::numeric_limits<int64_t>::max()) return std::nullopt;
+    return (int64_t)*u;
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> Value::as_uint() const {
+  if (!is_integer()) return std::nullopt;
+  if (const auto* u = std::get_if<uint64_t>(&v)) return *u;
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    if (*i < 0) return std::nullopt;
+    return (uint64_t)*i;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Value::as_double() const {
+  if (is_float()) {
+    if (const auto* d = std::get_if<double>(&v)) return *d;
+    return std::nullopt;
+  }
+  if (type == ValueType::BOOL || !is_integer()) return std::nullopt;
+  if (const auto* u = std::get_if<uint64_t>(&v)) return (double)*u;
+  if (const auto* i = std::get_if<int64_t>(&v)) return (double)*i;
+  return std::nullopt;
+}
+
+std::optional<bool> Value::as_bool() const {
+  if (type != ValueType::BOOL) return std::nullopt;
+  if (const auto* u = std::get_if<uint64_t>(&v)) return *u != 0;
+  return std::nullopt;
+}
+
+const std::string* Value::as_string() const {
+  if (type != ValueType::STRING) return nullptr;
+  return std::get_if<std::string>(&v);
+}
+
+const Array* Value::as_array() const {
+  if (type != ValueType::ARRAY) return nullptr;
+  const auto* p = std::get_if<std::shared_ptr<Array>>(&v);
+  return p ? p->get() : nullptr;
+}
+
+}  // namespace oscar::gguf
