@@ -1,0 +1,122 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace oscar::sampling {
+
+void softmax_sorted(std::vector<Candidate>& c) {
+  std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  });
+  if (c.empty()) return;
+  const float mx = c[0].logit;
+  double sum = 0;
+  for (auto& x : c) {
+    x.p = std::isinf(x.logit) && x.logit < 0 ? 0.0f : (float)std::exp((double)x.logit - mx);
+    sum += x.p;
+  }
+  for (auto& x : c) x.p = (float)(x.p / sum);
+}
+
+Sampler::Sampler(const SamplerSettings& s) : s_(s), rng_(s.seed) {}
+
+void Sampler::reset() {
+  history_.clear();
+  rng_.seed(s_.seed);
+}
+
+void Sampler::accept(int32_t token) {
+  history_.push_back(token);
+  const size_t keep = s_.penalty_last_n < 0 ? SIZE_MAX : (size_t)std::max(s_.penalty_last_n, 0);
+  while (history_.size() > keep) history_.pop_front();
+}
+
+void Sampler::apply_penalties() {
+  const bool any = s_.repeat_penalty != 1.0f || s_.frequency_penalty != 0.0f || s_.presence_penalty != 0.0f;
+  if (!any || history_.empty()) return;
+  std::unordered_map<int32_t, int> count;
+  for (int32_t t : history_) count[t]++;
+  for (auto& c : cand_) {
+    auto it = count.find(c.id);
+    if (it == count.end()) continue;
+    // Repetition penalty as in llama.cpp / CTRL: shrink positive logits,
+    // push negative ones further down.
+    if (c.logit <= 0) c.logit *= s_.repeat_penalty;
+    else c.logit /= s_.repeat_penalty;
+    c.logit -= (float)it->second * s_.frequency_penalty + s_.presence_penalty;
+  }
+}
+
+int32_t Sampler::sample(const float* logits, int n_vocab) {
+  cand_.resize((size_t)n_vocab);
+  for (int i = 0; i < n_vocab; ++i) cand_[(size_t)i] = {i, logits[i], 0.0f};
+  for (const auto& [id, bias] : s_.logit_bias)
+    if (id >= 0 && id < n_vocab) cand_[(size_t)id].logit += bias;
+  apply_penalties();
+
+  if (s_.temperature <= 0.0f) {
+    softmax_sorted(cand_);
+    return cand_[0].id;
+  }
+  if (s_.top_k > 0 && s_.top_k < n_vocab) {
+    std::partial_sort(cand_.begin(), cand_.begin() + s_.top_k, cand_.end(),
+                      [](const Candidate& a, const Candidate& b) {
+                        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+                      });
+    cand_.resize((size_t)s_.top_k);
+  }
+  softmax_sorted(cand_);
+  if (s_.typical_p < 1.0f) {
+    // Locally typical sampling: keep the tokens whose surprise is closest to
+    // the entropy until their mass reaches typical_p.
+    double ent = 0;
+    for (const auto& c : cand_)
+      if (c.p > 0) ent -= c.p * std::log(c.p);
+    std::vector<std::pair<double, size_t>> dev;
+    for (size_t i = 0; i < cand_.size(); ++i)
+      dev.emplace_back(std::fabs(-std::log(std::max(cand_[i].p, 1e-30f)) - ent), i);
+    std::stable_sort(dev.begin(), dev.end());
+    double mass = 0;
+    std::vector<Candidate> kept;
+    for (const auto& [d, i] : dev) {
+      kept.push_back(cand_[i]);
+      mass += cand_[i].p;
+      if (mass >= s_.typical_p) break;
+    }
+    cand_ = std::move(kept);
+    softmax_sorted(cand_);
+  }
+  if (s_.top_p < 1.0f) {
+    double mass = 0;
+    size_t keep = cand_.size();
+    for (size_t i = 0; i < cand_.size(); ++i) {
+      mass += cand_[i].p;
+      if (mass >= s_.top_p) {
+        keep = i + 1;
+        break;
+      }
+    }
+    cand_.resize(std::max<size_t>(keep, 1));
+  }
+  if (s_.min_p > 0.0f && !cand_.empty()) {
+    const float floor_p = cand_[0].p * s_.min_p;
+    size_t keep = 1;
+    while (keep < cand_.size() && cand_[keep].p >= floor_p) ++keep;
+    cand_.resize(keep);
+  }
+  for (auto& c : cand_) c.logit /= s_.temperature;
+  softmax_sorted(cand_);
+  // Inverse-CDF draw with our own uniform so results do not depend on the
+  // standard library's distribution implementation.
+  const double u = (double)(rng_() >> 11) * (1.0 / 9007199254740992.0);
+  double acc = 0;
+  for (const auto& c : cand_) {
+    acc += c.p;
+    if (u < acc) return c.id;
+  }
+  return cand_.back().id;
+}
+
+}  // namespace oscar::sampling

@@ -1,0 +1,215 @@
+// oscar-mkmodel: writes a deterministic random-weight GGUF of a real
+// architecture and shape, streaming one tensor at a time.
+//
+//   oscar-mkmodel --arch qwen3 --preset tiny --type q8_0 -o tiny.gguf
+//   oscar-mkmodel --preset qwen3-4b --type q4_k_m -o qwen3-4b-q4km.gguf
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "default_vocab.h"
+#include "gguf/gguf_writer.h"
+#include "model_spec.h"
+#include "quant/quant.h"
+#include "random_weights.h"
+#include "vocab_source.h"
+
+using namespace oscar;
+using namespace oscar::mkmodel;
+
+namespace {
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: oscar-mkmodel [--arch qwen3|llama|qwen2] [--preset NAME] [--layers N] [--embd N]\n"
+               "         [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
+               "         [--rope-base F] [--tied] [--type T] [--seed N] [--tokenizer-json PATH]\n"
+               "         [-t THREADS] -o FILE\n"
+               "types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m\n"
+               "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n");
+}
+
+struct TensorPlan {
+  std::string name;
+  std::vector<uint64_t> shape;  // ne0 first
+  TensorType type;
+  Init init;
+};
+
+std::vector<TensorPlan> plan_tensors(const ModelSpec& s) {
+  std::vector<TensorPlan> out;
+  const uint64_t E = (uint64_t)s.n_embd, V = (uint64_t)s.n_vocab, F = (uint64_t)s.n_ff;
+  const uint64_t qw = (uint64_t)(s.n_head * s.head_dim), kvw = (uint64_t)(s.n_head_kv * s.head_dim);
+  // Scales keep activations near unit RMS: fan-in scaled projections, and
+  // residual branches shrunk with depth so the stream does not grow.
+  const float resid = 1.0f / std::sqrt(2.0f * (float)s.n_layer);
+  auto add = [&](const std::string& name, std::vector<uint64_t> shape, int layer, Init init) {
+    out.push_back({name, shape, tensor_type_for(s, name, layer, shape[0]), init});
+  };
+  auto lin = [](uint64_t fan_in, float gain = 1.0f) { return Init{0.0f, gain / std::sqrt((float)fan_in)}; };
+  const Init norm{1.0f, 0.1f};
+  add("token_embd.weight", {E, V}, -1, Init{0.0f, 1.0f});
+  for (int i = 0; i < s.n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    add(p + "attn_norm.weight", {E}, i, norm);
+    add(p + "attn_q.weight", {E, qw}, i, lin(E));
+    add(p + "attn_k.weight", {E, kvw}, i, lin(E));
+    add(p + "attn_v.weight", {E, kvw}, i, lin(E));
+    if (s.arch == "qwen2") {
+      add(p + "attn_q.bias", {qw}, i, Init{0.0f, 0.1f});
+      add(p + "attn_k.bias", {kvw}, i, Init{0.0f, 0.1f});
+      add(p + "attn_v.bias", {kvw}, i, Init{0.0f, 0.1f});
+    }
+    if (s.arch == "qwen3") {
+      add(p + "attn_q_norm.weight", {(uint64_t)s.head_dim}, i, norm);
+      add(p + "attn_k_norm.weight", {(uint64_t)s.head_dim}, i, norm);
+    }
+    add(p + "attn_output.weight", {qw, E}, i, lin(qw, resid));
+    add(p + "ffn_norm.weight", {E}, i, norm);
+    add(p + "ffn_gate.weight", {E, F}, i, lin(E));
+    add(p + "ffn_up.weight", {E, F}, i, lin(E));
+    add(p + "ffn_down.weight", {F, E}, i, lin(F, resid));
+  }
+  add("output_norm.weight", {E}, -1, norm);
+  if (!s.tied_output) add("output.weight", {E, V}, -1, lin(E));
+  return out;
+}
+
+void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const std::string& path,
+                 ThreadPool& pool) {
+  const CpuFeatures cpu = detect_cpu();
+  quant::QuantTable table(cpu);
+  gguf::GgufWriter w(path);
+  const std::string a = s.arch + ".";
+  w.add_kv("general.architecture", gguf::Value::str(s.arch));
+  w.add_kv("general.name", gguf::Value::str(s.name));
+  w.add_kv("general.file_type", gguf::Value::u32(file_type_of(s.type)));
+  w.add_kv(a + "vocab_size", gguf::Value::u32((uint32_t)s.n_vocab));
+  w.add_kv(a + "context_length", gguf::Value::u32((uint32_t)s.n_ctx));
+  w.add_kv(a + "embedding_length", gguf::Value::u32((uint32_t)s.n_embd));
+  w.add_kv(a + "block_count", gguf::Value::u32((uint32_t)s.n_layer));
+  w.add_kv(a + "feed_forward_length", gguf::Value::u32((uint32_t)s.n_ff));
+  w.add_kv(a + "attention.head_count", gguf::Value::u32((uint32_t)s.n_head));
+  w.add_kv(a + "attention.head_count_kv", gguf::Value::u32((uint32_t)s.n_head_kv));
+  w.add_kv(a + "attention.key_length", gguf::Value::u32((uint32_t)s.head_dim));
+  w.add_kv(a + "attention.value_length", gguf::Value::u32((uint32_t)s.head_dim));
+  w.add_kv(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(s.rms_eps));
+  w.add_kv(a + "rope.freq_base", gguf::Value::f32(s.rope_base));
+  w.add_kv(a + "rope.dimension_count", gguf::Value::u32((uint32_t)s.head_dim));
+  for (auto& kv : vocab) w.add_kv(kv.key, std::move(kv.value));
+
+  const auto plan = plan_tensors(s);
+  for (const auto& t : plan) w.add_tensor(t.name, t.type, t.shape);
+
+  uint64_t total_bytes = 0;
+  for (const auto& t : plan) {
+    const uint64_t cols = t.shape[0];
+    const uint64_t rows = t.shape.size() > 1 ? t.shape[1] : 1;
+    const quant::QuantTraits& q = table.get(t.type, t.name.c_str());
+    const size_t rb = *row_bytes(t.type, cols);
+    // Rows are generated and encoded in parallel, a chunk at a time.
+    const uint64_t chunk_rows = std::max<uint64_t>(1, (16u << 20) / (cols * 4));
+    std::vector<uint8_t> buf;
+    for (uint64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+      const uint64_t nr = std::min(chunk_rows, rows - r0);
+      buf.resize((size_t)nr * rb);
+      pool.parallel_for((size_t)nr, 1, [&](size_t b, size_t e) {
+        std::vector<float> row((size_t)cols);
+        for (size_t r = b; r < e; ++r) {
+          Rng rng(hash_name(s.seed, t.name, r0 + r));
+          for (auto& v : row) v = t.init.mean + t.init.std * rng.normal();
+          q.quantize(row.data(), buf.data() + r * rb, (int64_t)cols);
+        }
+      });
+      w.write_tensor_data(buf);
+    }
+    total_bytes += (uint64_t)rows * rb;
+  }
+  w.finish();
+  std::fprintf(stderr, "oscar-mkmodel: wrote %s: %s %s, %d layers, embd %d, vocab %d, %zu tensors, %.1f MiB of weights\n",
+               path.c_str(), s.arch.c_str(), s.type.c_str(), s.n_layer, s.n_embd, s.n_vocab, plan.size(),
+               (double)total_bytes / (1 << 20));
+}
+
+int parse_int(const char* flag, const char* v) {
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (!*v || *end || x <= 0 || x > (1L << 30)) throw Error(std::string(flag) + ": expected a positive integer, got '" + v + "'");
+  return (int)x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    ModelSpec s;
+    std::string out, preset, tokenizer_json;
+    int threads = 0;
+    // Flags are applied after the preset, so "--preset tiny --layers 4" works.
+    std::vector<std::pair<std::string, std::string>> overrides;
+    for (int i = 1; i < argc; ++i) {
+      const std::string f = argv[i];
+      auto val = [&]() -> std::string {
+        if (i + 1 >= argc) throw Error(f + ": missing value");
+        return argv[++i];
+      };
+      if (f == "-h" || f == "--help") {
+        usage();
+        return 0;
+      } else if (f == "-o" || f == "--output") out = val();
+      else if (f == "--preset") preset = val();
+      else if (f == "--arch") s.arch = val();
+      else if (f == "--tokenizer-json") tokenizer_json = val();
+      else if (f == "--tied") s.tied_output = true;
+      else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
+      else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
+               f == "--ffn" || f == "--ctx" || f == "--vocab" || f == "--type" || f == "--seed" || f == "--rope-base" ||
+               f == "--name")
+        overrides.emplace_back(f, val());
+      else throw Error("unknown flag '" + f + "' (see --help)");
+    }
+    if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "qwen2")
+      throw Error("--arch: unsupported architecture '" + s.arch + "' (qwen3, llama, qwen2)");
+    if (!preset.empty()) apply_preset(s, preset);
+    for (const auto& [f, v] : overrides) {
+      if (f == "--layers") s.n_layer = parse_int(f.c_str(), v.c_str());
+      else if (f == "--embd") s.n_embd = parse_int(f.c_str(), v.c_str());
+      else if (f == "--heads") s.n_head = parse_int(f.c_str(), v.c_str());
+      else if (f == "--kv-heads") s.n_head_kv = parse_int(f.c_str(), v.c_str());
+      else if (f == "--head-dim") s.head_dim = parse_int(f.c_str(), v.c_str());
+      else if (f == "--ffn") s.n_ff = parse_int(f.c_str(), v.c_str());
+      else if (f == "--ctx") s.n_ctx = parse_int(f.c_str(), v.c_str());
+      else if (f == "--vocab") s.n_vocab = parse_int(f.c_str(), v.c_str());
+      else if (f == "--type") s.type = v;
+      else if (f == "--name") s.name = v;
+      else if (f == "--seed") s.seed = std::stoull(v);
+      else if (f == "--rope-base") s.rope_base = std::stof(v);
+    }
+    if (out.empty()) throw Error("missing -o FILE (see --help)");
+    for (auto& c : s.type) c = (char)std::tolower((unsigned char)c);
+    file_type_of(s.type);
+    if (s.n_head % s.n_head_kv != 0) throw Error("--heads must be a multiple of --kv-heads");
+    if (s.head_dim % 2 != 0) throw Error("--head-dim must be even");
+
+    std::vector<gguf::KeyValue> vocab =
+        tokenizer_json.empty() ? default_vocab(s) : vocab_from_tokenizer_json(tokenizer_json);
+    const int n_tokens = vocab_size(vocab);
+    if (s.n_vocab == 0) s.n_vocab = n_tokens;
+    if (s.n_vocab < n_tokens)
+      throw Error("--vocab " + std::to_string(s.n_vocab) + " is smaller than the tokenizer's " +
+                  std::to_string(n_tokens) + " tokens");
+    // Like converted models whose embedding has more rows than the tokenizer.
+    if (s.n_vocab > n_tokens) pad_vocab(vocab, s.n_vocab);
+    ThreadPool pool(threads);
+    write_model(s, std::move(vocab), out, pool);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oscar-mkmodel: error: %s\n", e.what());
+    return 1;
+  }
+}
