@@ -1,0 +1,116 @@
+#include "run_settings.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/error.h"
+#include "kv/kv_cache.h"
+
+namespace oscar::tools {
+
+namespace {
+
+int to_int(const std::string& flag, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno || x < -(1L << 31) || x > (1L << 31) - 1)
+    throw Error(flag + ": expected an integer, got '" + v + "'");
+  return (int)x;
+}
+
+float to_float(const std::string& flag, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  const float x = std::strtof(v.c_str(), &end);
+  if (v.empty() || *end || errno) throw Error(flag + ": expected a number, got '" + v + "'");
+  return x;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string common_usage() {
+  return "  -m, --model FILE         GGUF model\n"
+         "  -p, --prompt TEXT        prompt\n"
+         "  -f, --file FILE          prompt from a file\n"
+         "  -n, --n-predict N        tokens to generate (-1: until end of generation)\n"
+         "  -c, --ctx-size N         context size (0: the model's)\n"
+         "  -t, --threads N          CPU threads (default: all)\n"
+         "  -b, --batch-size N       logical batch size\n"
+         "  -ub, --ubatch-size N     physical batch size\n"
+         "  -ctk, --cache-type-k T   K cache type: f32 f16 bf16 q8_0 q4_0\n"
+         "  -ctv, --cache-type-v T   V cache type\n"
+         "  -fa, --flash-attn on|off|auto\n"
+         "  -ngl, --n-gpu-layers N   accepted; this build has no GPU backend\n"
+         "  --temp F --top-k N --top-p F --min-p F --typical F\n"
+         "  --repeat-penalty F --repeat-last-n N --frequency-penalty F --presence-penalty F\n"
+         "  --seed N                 sampling seed\n"
+         "  -v, --verbose\n";
+}
+
+RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra) {
+  RunSettings s;
+  bool seed_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string f = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw Error(f + ": missing value");
+      return argv[++i];
+    };
+    if (f == "-m" || f == "--model") s.model = next();
+    else if (f == "-p" || f == "--prompt") s.prompt = next();
+    else if (f == "-f" || f == "--file") {
+      s.prompt_file = next();
+      s.prompt = read_file(s.prompt_file);
+    } else if (f == "-n" || f == "--n-predict" || f == "--predict") s.n_predict = to_int(f, next());
+    else if (f == "-c" || f == "--ctx-size") s.n_ctx = to_int(f, next());
+    else if (f == "-t" || f == "--threads") s.n_threads = to_int(f, next());
+    else if (f == "-b" || f == "--batch-size") s.n_batch = to_int(f, next());
+    else if (f == "-ub" || f == "--ubatch-size") s.n_ubatch = to_int(f, next());
+    else if (f == "-ctk" || f == "--cache-type-k") s.cache_k = kv::parse_cache_type(next());
+    else if (f == "-ctv" || f == "--cache-type-v") s.cache_v = kv::parse_cache_type(next());
+    else if (f == "-fa" || f == "--flash-attn") {
+      s.flash_attn = next();
+      if (s.flash_attn != "on" && s.flash_attn != "off" && s.flash_attn != "auto")
+        throw Error("-fa: expected on, off or auto, got '" + s.flash_attn + "'");
+    } else if (f == "-ngl" || f == "--n-gpu-layers" || f == "--gpu-layers") s.n_gpu_layers = to_int(f, next());
+    else if (f == "--temp") s.sampling.temperature = to_float(f, next());
+    else if (f == "--top-k") s.sampling.top_k = to_int(f, next());
+    else if (f == "--top-p") s.sampling.top_p = to_float(f, next());
+    else if (f == "--min-p") s.sampling.min_p = to_float(f, next());
+    else if (f == "--typical") s.sampling.typical_p = to_float(f, next());
+    else if (f == "--repeat-penalty") s.sampling.repeat_penalty = to_float(f, next());
+    else if (f == "--repeat-last-n") s.sampling.penalty_last_n = to_int(f, next());
+    else if (f == "--frequency-penalty") s.sampling.frequency_penalty = to_float(f, next());
+    else if (f == "--presence-penalty") s.sampling.presence_penalty = to_float(f, next());
+    else if (f == "-s" || f == "--seed") {
+      s.sampling.seed = (uint64_t)(uint32_t)to_int(f, next());
+      seed_given = true;
+    } else if (f == "--verbose-prompt") s.verbose_prompt = true;
+    else if (f == "-no-cnv" || f == "--no-conversation") s.no_cnv = true;
+    else if (f == "-cnv" || f == "--conversation") s.conversation = true;
+    else if (f == "-sys" || f == "--system-prompt") s.system_prompt = next();
+    else if (f == "--dump-logits") s.dump_logits = next();
+    else if (f == "-v" || f == "--verbose") s.verbose = true;
+    else if (extra && extra->handle(f, next)) continue;
+    else throw Error("unknown flag '" + f + "' (see --help)");
+  }
+  if (!seed_given) s.sampling.seed = std::random_device{}();
+  if (s.n_ctx < 0) throw Error("-c: must not be negative");
+  if (s.n_batch <= 0 || s.n_ubatch <= 0) throw Error("-b and -ub must be positive");
+  if (s.n_threads < 0) throw Error("-t: must not be negative");
+  return s;
+}
+
+}  // namespace oscar::tools

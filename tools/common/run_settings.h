@@ -1,0 +1,50 @@
+// Settings shared by the command-line tools (oscar-cli, oscar-perplexity,
+// oscar-bench, oscar-server), parsed from llama.cpp-compatible flags. This is
+// the edge: flags (and later the LLAMA_KV_* environment variables) are read
+// here once and turned into plain settings passed down.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor_type.h"
+#include "sampling/sampler.h"
+
+namespace oscar::tools {
+
+struct RunSettings {
+  std::string model;
+  std::string prompt;
+  std::string prompt_file;
+  int n_predict = -1;   // -1: until EOS or context end
+  int n_ctx = 4096;     // 0: the model's training context
+  int n_threads = 0;    // 0: all hardware threads
+  int n_batch = 2048;   // logical batch (-b)
+  int n_ubatch = 512;   // physical batch (-ub): tokens per forward call
+  TensorType cache_k = TensorType::F16;
+  TensorType cache_v = TensorType::F16;
+  std::string flash_attn = "auto";  // on|off|auto (the CPU path is always fused-capable)
+  int n_gpu_layers = 0;
+  bool verbose_prompt = false;
+  bool no_cnv = false;
+  bool conversation = false;
+  std::string system_prompt;
+  std::string dump_logits;
+  bool verbose = false;
+  sampling::SamplerSettings sampling;
+};
+
+// Parses argv into settings. Unknown flags and bad values throw Error naming
+// the flag. `extra` receives flags the caller handles itself (returns true
+// when it consumed the flag; it may read a value with next()).
+struct ExtraFlags {
+  virtual ~ExtraFlags() = default;
+  virtual bool handle(const std::string& flag, const std::function<std::string()>& next) = 0;
+};
+RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra = nullptr);
+
+// The common part of --help.
+std::string common_usage();
+
+}  // namespace oscar::tools

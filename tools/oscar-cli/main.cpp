@@ -1,0 +1,168 @@
+// oscar-cli: run a prompt through a model in the terminal, llama-cli style.
+//
+//   oscar-cli -m model.gguf -p "Once upon a time" -n 64 --temp 0
+//
+// Streams the generated text to stdout; timings go to stderr. With
+// --dump-logits FILE it writes every evaluated position's logits:
+//   int32 n_positions, int32 n_vocab, int32 ids[n_positions],
+//   float32 logits[n_positions][n_vocab]   (little-endian)
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "run_settings.h"
+#include "runtime/forward.h"
+#include "sampling/sampler.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace oscar;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+class LogitsDump {
+ public:
+  explicit LogitsDump(const std::string& path) : path_(path) {}
+  bool enabled() const { return !path_.empty(); }
+  void add(int32_t id, const float* logits, int n_vocab) {
+    n_vocab_ = n_vocab;
+    ids_.push_back(id);
+    logits_.insert(logits_.end(), logits, logits + n_vocab);
+  }
+  void write() const {
+    if (!enabled()) return;
+    std::ofstream f(path_, std::ios::binary);
+    if (!f) throw Error("--dump-logits: cannot write '" + path_ + "'");
+    const int32_t n = (int32_t)ids_.size(), v = n_vocab_;
+    f.write(reinterpret_cast<const char*>(&n), 4);
+    f.write(reinterpret_cast<const char*>(&v), 4);
+    f.write(reinterpret_cast<const char*>(ids_.data()), (std::streamsize)ids_.size() * 4);
+    f.write(reinterpret_cast<const char*>(logits_.data()), (std::streamsize)logits_.size() * 4);
+    if (!f) throw Error("--dump-logits: write to '" + path_ + "' failed");
+  }
+
+ private:
+  std::string path_;
+  int32_t n_vocab_ = 0;
+  std::vector<int32_t> ids_;
+  std::vector<float> logits_;
+};
+
+int run(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
+      std::printf("usage: oscar-cli -m MODEL [-p PROMPT | -f FILE] [options]\n%s"
+                  "  --dump-logits FILE       write logits of every evaluated position\n"
+                  "  --verbose-prompt         print the prompt tokens\n"
+                  "  -no-cnv                  plain completion (the default in this version)\n",
+                  tools::common_usage().c_str());
+      return 0;
+    }
+  const tools::RunSettings s = tools::parse_run_settings(argc, argv);
+  if (s.model.empty()) throw Error("missing -m MODEL (see --help)");
+  const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
+  if (s.n_gpu_layers > 0) log.info("-ngl " + std::to_string(s.n_gpu_layers) + " ignored: this build has no GPU backend");
+  const CpuFeatures cpu = detect_cpu();
+  log.info("cpu: " + cpu.describe());
+  const quant::QuantTable table(cpu);
+  auto t_load = Clock::now();
+  auto model = model::Model::load(s.model, table, log);
+  const tok::Tokenizer tokenizer = tok::Tokenizer::from_metadata(model->file().metadata());
+  log.info("load: " + std::to_string((int)ms_since(t_load)) + " ms");
+
+  const int n_ctx = s.n_ctx == 0 ? model->config().n_ctx_train : s.n_ctx;
+  kv::KvCacheConfig kc;
+  kc.type_k = s.cache_k;
+  kc.type_v = s.cache_v;
+  kc.n_seq = 1;
+  kc.n_ctx_seq = n_ctx;
+  kv::KvCache cache(model->config(), kc, table);
+  ThreadPool pool(s.n_threads);
+  runtime::Forward fwd(*model, cache, pool);
+  sampling::Sampler sampler(s.sampling);
+  LogitsDump dump(s.dump_logits);
+  const int n_vocab = model->config().n_vocab;
+
+  std::vector<tok::TokenId> prompt = tokenizer.tokenize(s.prompt, /*add_special=*/true, /*parse_special=*/true);
+  if (prompt.empty()) {
+    require(tokenizer.vocab().bos() != tok::kNoToken, "empty prompt and the model has no BOS token");
+    prompt.push_back(tokenizer.vocab().bos());
+  }
+  require((int)prompt.size() < n_ctx, "prompt is " + std::to_string(prompt.size()) +
+                                          " tokens, more than the context of " + std::to_string(n_ctx));
+  if (s.verbose_prompt) {
+    std::fprintf(stderr, "prompt: %zu tokens\n", prompt.size());
+    for (tok::TokenId t : prompt) std::fprintf(stderr, "%6d -> '%s'\n", t, tokenizer.display_piece(t).c_str());
+  }
+  std::fputs(s.prompt.c_str(), stdout);
+  std::fflush(stdout);
+
+  // Prompt, in physical batches; logits of every position only when dumping.
+  const auto t_prompt = Clock::now();
+  std::vector<float> last(n_vocab);
+  for (size_t b = 0; b < prompt.size(); b += (size_t)s.n_ubatch) {
+    const size_t e = std::min(prompt.size(), b + (size_t)s.n_ubatch);
+    std::vector<runtime::BatchToken> batch;
+    for (size_t i = b; i < e; ++i) batch.push_back({prompt[i], 0, (int32_t)i, dump.enabled() || i + 1 == prompt.size()});
+    const auto& logits = fwd.eval(batch);
+    size_t row = 0;
+    for (size_t i = b; i < e; ++i) {
+      if (!batch[i - b].logits) continue;
+      if (dump.enabled()) dump.add(prompt[i], &logits[row * n_vocab], n_vocab);
+      if (i + 1 == prompt.size()) std::copy(&logits[row * n_vocab], &logits[(row + 1) * n_vocab], last.begin());
+      ++row;
+    }
+  }
+  const double prompt_ms = ms_since(t_prompt);
+  for (tok::TokenId t : prompt) sampler.accept(t);
+
+  // Generation.
+  const auto t_gen = Clock::now();
+  tok::StreamDetokenizer detok(tokenizer);
+  int n_gen = 0;
+  int pos = (int)prompt.size();
+  const int limit = s.n_predict < 0 ? n_ctx - pos : std::min(s.n_predict, n_ctx - pos);
+  while (n_gen < limit) {
+    const tok::TokenId t = sampler.sample(last.data(), n_vocab);
+    sampler.accept(t);
+    ++n_gen;
+    if (tokenizer.vocab().is_eog(t)) break;
+    std::fputs(detok.push(t).c_str(), stdout);
+    std::fflush(stdout);
+    if (n_gen >= limit) break;
+    const auto& logits = fwd.eval({{t, 0, pos++, true}});
+    if (dump.enabled()) dump.add(t, logits.data(), n_vocab);
+    std::copy(logits.begin(), logits.begin() + n_vocab, last.begin());
+  }
+  std::fputs(detok.finish().c_str(), stdout);
+  std::fputs("\n", stdout);
+  const double gen_ms = ms_since(t_gen);
+  dump.write();
+  std::fprintf(stderr, "\nprompt: %zu tokens in %.1f ms (%.2f tokens/s)\n", prompt.size(), prompt_ms,
+               prompt.size() * 1000.0 / std::max(prompt_ms, 1e-3));
+  std::fprintf(stderr, "generation: %d tokens in %.1f ms (%.2f tokens/s)\n", n_gen, gen_ms,
+               n_gen * 1000.0 / std::max(gen_ms, 1e-3));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oscar-cli: error: %s\n", e.what());
+    return 1;
+  }
+}
