@@ -83,7 +83,11 @@ static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 
-inline uint32_t kq_load_u32(const uint8_t* p) {
+// The helpers below are `static` on purpose: this header is also compiled
+// with AVX2 / AVX-512 flags, and an out-of-line copy of an ordinary inline
+// function built with those flags could be picked by the linker for the
+// scalar callers too.
+static inline uint32_t kq_load_u32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
   return v;
@@ -93,7 +97,7 @@ inline uint32_t kq_load_u32(const uint8_t* p) {
 // bytes at a time: bytes 0..3 hold scales 0..3 (+ top bits of scales 4..7),
 // bytes 4..7 mins 0..3 (+ top bits of mins 4..7), bytes 8..11 the low nibbles
 // of scales 4..7 (low half) and mins 4..7 (high half).
-inline void kq_unpack_scales_k4(const uint8_t* b, uint8_t sc[8], uint8_t mn[8]) {
+static inline void kq_unpack_scales_k4(const uint8_t* b, uint8_t sc[8], uint8_t mn[8]) {
   const uint32_t a0 = kq_load_u32(b), a1 = kq_load_u32(b + 4), a2 = kq_load_u32(b + 8);
   const uint32_t s_lo = a0 & 0x3f3f3f3fu, m_lo = a1 & 0x3f3f3f3fu;
   const uint32_t s_hi = (a2 & 0x0f0f0f0fu) | ((a0 >> 2) & 0x30303030u);
@@ -105,7 +109,7 @@ inline void kq_unpack_scales_k4(const uint8_t* b, uint8_t sc[8], uint8_t mn[8]) 
 }
 
 // Unpacks the Q3_K 12-byte field into 16 signed scales (-32..31).
-inline void kq_unpack_scales_q3(const uint8_t* b, int8_t sc[16]) {
+static inline void kq_unpack_scales_q3(const uint8_t* b, int8_t sc[16]) {
   const uint32_t a0 = kq_load_u32(b), a1 = kq_load_u32(b + 4), a2 = kq_load_u32(b + 8);
   const uint32_t w[4] = {
       (a0 & 0x0f0f0f0fu) | ((a2 << 4) & 0x30303030u),

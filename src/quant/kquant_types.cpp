@@ -232,11 +232,11 @@ struct KqKernels {
 void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures& cpu) {
 #if defined(OSCAR_X86)
   const KqKernels rows[] = {
-      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, nullptr, nullptr},
-      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, nullptr, nullptr},
-      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, nullptr, nullptr},
-      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, nullptr, nullptr},
-      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, nullptr, nullptr},
+      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, dot_q2_K_avx2, dot_q2_K_avx512},
+      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, dot_q3_K_avx2, dot_q3_K_avx512},
+      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, dot_q4_K_avx2, dot_q4_K_avx512},
+      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, dot_q5_K_avx2, dot_q5_K_avx512},
+      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, dot_q6_K_avx2, dot_q6_K_avx512},
   };
 #else
   const KqKernels rows[] = {

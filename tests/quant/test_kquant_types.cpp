@@ -354,8 +354,9 @@ TEST(KQuantTable, RowsAndScalarDefault) {
   else if (cpu.has_avx2_family())
     want = "avx2";
 #endif
-  (void)want;  // SIMD kernels not registered yet
-  EXPECT_NE(best.get(TensorType::Q4_K).dot_impl, nullptr);
+  for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+                       TensorType::Q6_K})
+    EXPECT_STREQ(best.get(t).dot_impl, want) << type_name(t);
 }
 
 }  // namespace

@@ -1,0 +1,228 @@
+// AVX2+FMA dot kernels for the k-quants against Q8_K.
+//
+// Same arithmetic as the AVX-512 kernels (see kquant_dot_avx512.cpp and
+// kquant_blocks.h): per super-block, unsigned weights u (< 64) times int8
+// activations via vpmaddubsw, int16 scales per 16 values via vpmaddwd, and
+// the mins / constant offsets applied through Q8_K's block sums.
+//
+// With 16 ymm registers a whole decoded super-block (8 x u, 8 x scales) does
+// not fit, so the decoders here are lazy: they keep the per-block scales and
+// produce the 32 weights of part h on demand, and the tile multiplies each
+// part with all nc columns before decoding the next. Columns are handled four
+// at a time so the per-column int32 sums stay in registers.
+#include <immintrin.h>
+
+#include "quant/kquant_blocks.h"
+
+namespace oscar::quant {
+namespace {
+
+#define KQ_INLINE inline __attribute__((always_inline))
+
+KQ_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+// Bits shifted from position `from` to position `to` of every byte (the
+// 16-bit shift cannot carry a bit across bytes as long as |to - from| < 8
+// and only bit `to` is kept by the mask that follows).
+KQ_INLINE __m256i move_bit(__m256i v, int from, int to) {
+  return from >= to ? _mm256_srli_epi16(v, from - to) : _mm256_slli_epi16(v, to - from);
+}
+
+// Scales of part h (values 32h..32h+31): int16 lanes 0-7 (the first 16
+// values) get s[2h], lanes 8-15 get s[2h+1].
+KQ_INLINE __m256i part_scales(__m256i s16, int h) {
+  const __m256i pair = _mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(h));
+  const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
+                                        2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  return _mm256_shuffle_epi8(pair, pick);
+}
+
+KQ_INLINE __m256i widen_pairs(const uint8_t v[8]) {
+  uint64_t x;
+  std::memcpy(&x, v, 8);
+  const __m128i b = _mm_cvtsi64_si128((long long)x);
+  return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
+}
+
+KQ_INLINE __m256i load(const void* p) { return _mm256_loadu_si256((const __m256i*)p); }
+
+struct DecQ4 {
+  using Block = BlockQ4_K;
+  const Block& b;
+  __m256i s16, t;
+  float d, m;
+  KQ_INLINE explicit DecQ4(const Block& blk) : b(blk) {
+    uint8_t sc[8], mn[8];
+    kq_unpack_scales_k4(b.scales, sc, mn);
+    s16 = widen_pairs(sc);
+    t = widen_pairs(mn);
+    d = h2f(b.d);
+    m = h2f(b.dmin);
+  }
+  KQ_INLINE __m256i u(int h) const {
+    const __m256i q = load(b.qs + 32 * (h / 2));
+    return _mm256_and_si256(h % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(15));
+  }
+};
+
+struct DecQ5 {
+  using Block = BlockQ5_K;
+  const Block& b;
+  __m256i s16, t, qh;
+  float d, m;
+  KQ_INLINE explicit DecQ5(const Block& blk) : b(blk) {
+    uint8_t sc[8], mn[8];
+    kq_unpack_scales_k4(b.scales, sc, mn);
+    s16 = widen_pairs(sc);
+    t = widen_pairs(mn);
+    qh = load(b.qh);
+    d = h2f(b.d);
+    m = h2f(b.dmin);
+  }
+  KQ_INLINE __m256i u(int h) const {
+    const __m256i q = load(b.qs + 32 * (h / 2));
+    const __m256i lo = _mm256_and_si256(h % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(15));
+    // Fifth bit of part h (= 2c + k) is bit h of qh[l].
+    return _mm256_or_si256(lo, _mm256_and_si256(move_bit(qh, h, 4), _mm256_set1_epi8(16)));
+  }
+};
+
+struct DecQ6 {
+  using Block = BlockQ6_K;
+  const Block& b;
+  __m256i s16, t;
+  float d, m;
+  KQ_INLINE explicit DecQ6(const Block& blk) : b(blk) {
+    s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)b.scales));
+    t = _mm256_slli_epi16(s16, 5);  // values are u - 32
+    d = m = h2f(b.d);
+  }
+  KQ_INLINE __m256i u(int p) const {
+    const int h = p / 4, j = p % 4;
+    const __m256i L = load(b.ql + 64 * h + 32 * (j % 2));
+    const __m256i lo = _mm256_and_si256(j < 2 ? L : _mm256_srli_epi16(L, 4), _mm256_set1_epi8(15));
+    const __m256i H = load(b.qh + 32 * h);
+    return _mm256_or_si256(lo, _mm256_and_si256(move_bit(H, 2 * j, 4), _mm256_set1_epi8(0x30)));
+  }
+};
+
+struct DecQ2 {
+  using Block = BlockQ2_K;
+  const Block& b;
+  __m256i s16, t;
+  float d, m;
+  KQ_INLINE explicit DecQ2(const Block& blk) : b(blk) {
+    const __m128i sc = _mm_loadu_si128((const __m128i*)b.scales);
+    const __m128i m0f = _mm_set1_epi8(0x0f);
+    s16 = _mm256_cvtepu8_epi16(_mm_and_si128(sc, m0f));
+    t = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m0f));
+    d = h2f(b.d);
+    m = h2f(b.dmin);
+  }
+  KQ_INLINE __m256i u(int p) const {
+    const __m256i q = load(b.qs + 32 * (p / 4));
+    return _mm256_and_si256(_mm256_srli_epi16(q, 2 * (p % 4)), _mm256_set1_epi8(3));
+  }
+};
+
+struct DecQ3 {
+  using Block = BlockQ3_K;
+  const Block& b;
+  __m256i s16, t, hm;
+  float d, m;
+  KQ_INLINE explicit DecQ3(const Block& blk) : b(blk) {
+    int8_t sc[16];
+    kq_unpack_scales_q3(b.scales, sc);
+    s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)sc));
+    t = _mm256_slli_epi16(s16, 2);  // values are u - 4
+    hm = load(b.hmask);
+    d = m = h2f(b.d);
+  }
+  KQ_INLINE __m256i u(int p) const {
+    const __m256i q = load(b.qs + 32 * (p / 4));
+    const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(q, 2 * (p % 4)), _mm256_set1_epi8(3));
+    // High bit of part p = 4h + j is bit p of hmask[l].
+    return _mm256_or_si256(lo, _mm256_and_si256(move_bit(hm, p, 2), _mm256_set1_epi8(4)));
+  }
+};
+
+KQ_INLINE float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Rows r < nr against NC columns a[0..NC).
+template <class T, int NC>
+void tile(int64_t nb, const uint8_t* w, size_t ws, int nr, const BlockQ8_K* const* a, float* out,
+          size_t os) {
+  for (int r = 0; r < nr; ++r) {
+    const auto* wr = reinterpret_cast<const typename T::Block*>(w + r * ws);
+    __m256 acc[NC];
+    for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t ib = 0; ib < nb; ++ib) {
+      const T D(wr[ib]);
+      __m256i isum[NC];
+      for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
+      for (int h = 0; h < 8; ++h) {
+        const __m256i u = D.u(h), s = part_scales(D.s16, h);
+        for (int c = 0; c < NC; ++c) {
+          const __m256i p = _mm256_maddubs_epi16(u, load(a[c][ib].qs + 32 * h));
+          isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p, s));
+        }
+      }
+      for (int c = 0; c < NC; ++c) {
+        const BlockQ8_K& ac = a[c][ib];
+        const __m256i bias = _mm256_madd_epi16(D.t, load(ac.bsums));
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(D.d * ac.d), acc[c]);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(-D.m * ac.d), acc[c]);
+      }
+    }
+    for (int c = 0; c < NC; ++c) out[r * os + c] = hsum(acc[c]);
+  }
+}
+
+template <class T>
+void dot(int64_t n, const void* w, size_t ws, int nr, const void* act, size_t as, int nc, float* out,
+         size_t os) {
+  const int64_t nb = n / kQK_K;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* ab = static_cast<const uint8_t*>(act);
+  for (int c0 = 0; c0 < nc; c0 += 4) {
+    const BlockQ8_K* a[4];
+    const int k = nc - c0 < 4 ? nc - c0 : 4;
+    for (int c = 0; c < k; ++c) a[c] = reinterpret_cast<const BlockQ8_K*>(ab + (c0 + c) * as);
+    switch (k) {
+      case 1: tile<T, 1>(nb, wb, ws, nr, a, out + c0, os); break;
+      case 2: tile<T, 2>(nb, wb, ws, nr, a, out + c0, os); break;
+      case 3: tile<T, 3>(nb, wb, ws, nr, a, out + c0, os); break;
+      default: tile<T, 4>(nb, wb, ws, nr, a, out + c0, os); break;
+    }
+  }
+}
+
+}  // namespace
+
+void dot_q2_K_avx2(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                   float* o, size_t os) {
+  dot<DecQ2>(n, w, ws, nr, a, as, nc, o, os);
+}
+void dot_q3_K_avx2(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                   float* o, size_t os) {
+  dot<DecQ3>(n, w, ws, nr, a, as, nc, o, os);
+}
+void dot_q4_K_avx2(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                   float* o, size_t os) {
+  dot<DecQ4>(n, w, ws, nr, a, as, nc, o, os);
+}
+void dot_q5_K_avx2(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                   float* o, size_t os) {
+  dot<DecQ5>(n, w, ws, nr, a, as, nc, o, os);
+}
+void dot_q6_K_avx2(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                   float* o, size_t os) {
+  dot<DecQ6>(n, w, ws, nr, a, as, nc, o, os);
+}
+
+}  // namespace oscar::quant

@@ -1,0 +1,205 @@
+// Every SIMD k-quant dot kernel the CPU supports, called directly, against
+// the scalar reference: every tile shape 1..kMaxTile x 1..kMaxTile, odd and
+// misaligned strides, several super-blocks, quantized rows and raw random
+// bit patterns (including extreme weights and activations).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/fp16.h"
+#include "quant/kquant_blocks.h"
+
+namespace oscar::quant {
+namespace {
+
+struct Kernel {
+  std::string name;
+  DotTileFn fn;
+};
+
+struct KType {
+  const char* name;
+  size_t bytes;
+  QuantizeRowFn q;
+  DequantizeRowFn dq;
+  DotTileFn ref;
+  // Offsets of the f16 scale fields (patched to sane values in random blocks).
+  int d_off, dmin_off;
+  std::vector<Kernel> simd;
+};
+
+std::vector<KType> types() {
+  std::vector<KType> t = {
+      {"q2_K", sizeof(BlockQ2_K), quantize_q2_K, dequantize_q2_K, dot_q2_K_ref, 80, 82, {}},
+      {"q3_K", sizeof(BlockQ3_K), quantize_q3_K, dequantize_q3_K, dot_q3_K_ref, 108, -1, {}},
+      {"q4_K", sizeof(BlockQ4_K), quantize_q4_K, dequantize_q4_K, dot_q4_K_ref, 0, 2, {}},
+      {"q5_K", sizeof(BlockQ5_K), quantize_q5_K, dequantize_q5_K, dot_q5_K_ref, 0, 2, {}},
+      {"q6_K", sizeof(BlockQ6_K), quantize_q6_K, dequantize_q6_K, dot_q6_K_ref, 208, -1, {}},
+  };
+#if defined(OSCAR_X86)
+  const CpuFeatures cpu = detect_cpu();
+  const DotTileFn avx2[] = {dot_q2_K_avx2, dot_q3_K_avx2, dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2};
+  const DotTileFn avx512[] = {dot_q2_K_avx512, dot_q3_K_avx512, dot_q4_K_avx512, dot_q5_K_avx512,
+                              dot_q6_K_avx512};
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (cpu.has_avx2_family()) t[i].simd.push_back({"avx2", avx2[i]});
+    if (cpu.has_avx512_family()) t[i].simd.push_back({"avx512", avx512[i]});
+  }
+#endif
+  return t;
+}
+
+// A weight matrix of `rows` rows of n values at `stride` bytes (>= row size).
+struct Rows {
+  std::vector<uint8_t> buf;
+  size_t stride;
+  const uint8_t* at(size_t off) const { return buf.data() + off; }
+};
+
+// Rows alternate between quantized Gaussian data and raw random bytes (every
+// bit pattern, with the f16 scale fields forced to moderate values).
+Rows make_weights(const KType& t, int64_t n, int rows, size_t pad, std::mt19937& rng) {
+  const size_t rb = (size_t)(n / 256) * t.bytes;
+  Rows w{std::vector<uint8_t>(2 + rb + (rb + pad) * rows), rb + pad};
+  std::normal_distribution<float> nd(0, 1);
+  std::uniform_real_distribution<float> ud(0.001f, 0.05f);
+  std::vector<float> x((size_t)n);
+  for (int r = 0; r < rows; ++r) {
+    // +2: rows off any cache-line or vector alignment (blocks keep the 2-byte
+    // alignment of their f16 fields, as in a GGUF file).
+    uint8_t* row = w.buf.data() + 2 + r * w.stride;
+    if (r % 2 == 0) {
+      for (auto& v : x) v = nd(rng);
+      t.q(x.data(), row, n);
+    } else {
+      for (size_t i = 0; i < rb; ++i) row[i] = (uint8_t)rng();
+      for (int64_t b = 0; b < n / 256; ++b) {
+        uint8_t* blk = row + b * t.bytes;
+        const uint16_t d = f32_to_fp16(ud(rng)), m = f32_to_fp16(ud(rng));
+        std::memcpy(blk + t.d_off, &d, 2);
+        if (t.dmin_off >= 0) std::memcpy(blk + t.dmin_off, &m, 2);
+      }
+    }
+  }
+  return w;
+}
+
+Rows make_acts(int64_t n, int cols, size_t pad, std::mt19937& rng, bool extreme = false) {
+  const size_t rb = (size_t)(n / 256) * sizeof(BlockQ8_K);
+  Rows a{std::vector<uint8_t>(4 + (rb + pad) * cols), rb + pad};
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> x((size_t)n);
+  for (int c = 0; c < cols; ++c) {
+    for (auto& v : x) v = nd(rng);
+    if (extreme)  // every value at +-max: qs are all +-127
+      for (auto& v : x) v = v < 0 ? -1.0f : 1.0f;
+    std::vector<BlockQ8_K> blocks((size_t)(n / 256));
+    quantize_q8_K(x.data(), blocks.data(), n);
+    std::memcpy(a.buf.data() + 4 + c * a.stride, blocks.data(), rb);
+  }
+  return a;
+}
+
+void compare_all_tiles(const KType& t, const Kernel& k, int64_t n, bool extreme, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Rows w = make_weights(t, n, kMaxTile, 6, rng);
+  const Rows a = make_acts(n, kMaxTile, 12, rng, extreme);
+  // |w| . |a| per pair bounds the rounding error of either summation order.
+  std::vector<float> wf((size_t)n), af((size_t)n);
+  std::vector<double> mag(kMaxTile * kMaxTile, 0.0);
+  for (int r = 0; r < kMaxTile; ++r) {
+    t.dq(w.at(2 + r * w.stride), wf.data(), n);
+    for (int c = 0; c < kMaxTile; ++c) {
+      std::vector<BlockQ8_K> blocks((size_t)(n / 256));
+      std::memcpy(blocks.data(), a.at(4 + c * a.stride), blocks.size() * sizeof(BlockQ8_K));
+      dequantize_q8_K(blocks.data(), af.data(), n);
+      for (int64_t i = 0; i < n; ++i) mag[r * kMaxTile + c] += std::fabs((double)wf[i] * af[i]);
+    }
+  }
+  const size_t os = 11;
+  for (int nr = 1; nr <= kMaxTile; ++nr)
+    for (int nc = 1; nc <= kMaxTile; ++nc) {
+      std::vector<float> want(os * kMaxTile, -1.0f), got(os * kMaxTile, -2.0f);
+      t.ref(n, w.at(2), w.stride, nr, a.at(4), a.stride, nc, want.data(), os);
+      k.fn(n, w.at(2), w.stride, nr, a.at(4), a.stride, nc, got.data(), os);
+      for (int r = 0; r < kMaxTile; ++r)
+        for (int c = 0; c < (int)os; ++c) {
+          const size_t i = r * os + c;
+          if (r < nr && c < nc) {
+            ASSERT_NEAR(got[i], want[i], 2e-6 * mag[r * kMaxTile + c] + 1e-30)
+                << t.name << " " << k.name << " tile " << nr << "x" << nc << " at " << r << "," << c;
+          } else {
+            ASSERT_EQ(got[i], -2.0f) << "wrote outside the tile: " << nr << "x" << nc;
+          }
+        }
+    }
+}
+
+TEST(KQuantSimd, MatchesScalarOnAllTiles) {
+  for (const KType& t : types())
+    for (const Kernel& k : t.simd) {
+      compare_all_tiles(t, k, 256, false, 1);
+      compare_all_tiles(t, k, 256 * 5, false, 2);
+    }
+}
+
+TEST(KQuantSimd, ExtremeActivations) {
+  for (const KType& t : types())
+    for (const Kernel& k : t.simd) compare_all_tiles(t, k, 256 * 3, true, 3);
+}
+
+TEST(KQuantSimd, ExtremeWeights) {
+  // All weight bits set: u = max for every type, with the largest scales.
+  for (const KType& t : types())
+    for (const Kernel& k : t.simd) {
+      const int64_t n = 512;
+      std::vector<uint8_t> w((size_t)(n / 256) * t.bytes, 0xff);
+      for (int64_t b = 0; b < n / 256; ++b) {
+        const uint16_t d = f32_to_fp16(0.01f);
+        std::memcpy(w.data() + b * t.bytes + t.d_off, &d, 2);
+        if (t.dmin_off >= 0) std::memcpy(w.data() + b * t.bytes + t.dmin_off, &d, 2);
+      }
+      std::mt19937 rng(4);
+      const Rows a = make_acts(n, 1, 0, rng, true);
+      float want = 0, got = 1;
+      t.ref(n, w.data(), 0, 1, a.at(4), a.stride, 1, &want, 1);
+      k.fn(n, w.data(), 0, 1, a.at(4), a.stride, 1, &got, 1);
+      EXPECT_NEAR(got, want, 1e-5 * std::fabs(want) + 1e-6) << t.name << " " << k.name;
+    }
+}
+
+// Informational: single-thread GEMV throughput of each kernel on a weight
+// matrix that does not fit in cache (the real numbers live in bench/).
+TEST(KQuantSimd, GemvThroughputInfo) {
+  const int64_t n = 4096;
+  const int rows = 2048;
+  for (const KType& t : types()) {
+    std::mt19937 rng(5);
+    const size_t rb = (size_t)(n / 256) * t.bytes;
+    std::vector<uint8_t> w(rb * rows);
+    for (auto& v : w) v = (uint8_t)rng();
+    const Rows a = make_acts(n, 1, 0, rng);
+    std::vector<float> out(rows);
+    std::vector<Kernel> ks = t.simd;
+    ks.insert(ks.begin(), {"scalar", t.ref});
+    for (const Kernel& k : ks) {
+      const int reps = k.name == "scalar" ? 1 : 10;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int rep = 0; rep < reps; ++rep)
+        for (int r = 0; r < rows; r += kMaxTile)
+          k.fn(n, w.data() + r * rb, rb, kMaxTile, a.at(4), a.stride, 1, out.data() + r, 1);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("%s %-7s gemv %.2f GB/s of weights\n", t.name, k.name.c_str(),
+                  (double)rb * rows * reps / s / 1e9);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oscar::quant
