@@ -38,3 +38,8 @@ std::vector<gguf::KeyValue> vocab_metadata_from_hf_text(std::string_view tokeniz
                                                         const std::string& name = "tokenizer.json");
 
 }  // namespace oscar::tok
+
+// Callers may spell the namespace oscar::tokenizer (oscar-mkmodel does).
+namespace oscar {
+namespace tokenizer = tok;
+}  // namespace oscar
