@@ -1,0 +1,186 @@
+// F32, F16, BF16 weights: known encodings, conversion error bounds, the
+// scalar reference dot against a double-precision dot, every compiled SIMD
+// kernel against the reference, and dispatch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/fp16.h"
+#include "quant/blocks_legacy.h"
+
+namespace oscar::quant {
+namespace {
+
+const TensorType kTypes[] = {TensorType::F32, TensorType::F16, TensorType::BF16};
+
+const QuantTable& scalar_table() {
+  static const QuantTable t{CpuFeatures{}};
+  return t;
+}
+const QuantTraits& traits(TensorType t) { return scalar_table().get(t); }
+size_t esize(TensorType t) { return t == TensorType::F32 ? 4 : 2; }
+
+TEST(FloatLayout, KnownEncodings) {
+  // Halves and bfloats written by hand (little-endian u16).
+  const uint16_t h[4] = {0x3C00, 0xC000, 0x7BFF, 0x0001};  // 1, -2, 65504, 2^-24
+  float y[4];
+  traits(TensorType::F16).dequantize(h, y, 4);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[1], -2.0f);
+  EXPECT_EQ(y[2], 65504.0f);
+  EXPECT_EQ(y[3], std::ldexp(1.0f, -24));
+  const uint16_t b[4] = {0x3F80, 0xC040, 0x4120, 0x0000};  // 1, -3, 10, 0
+  traits(TensorType::BF16).dequantize(b, y, 4);
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[1], -3.0f);
+  EXPECT_EQ(y[2], 10.0f);
+  EXPECT_EQ(y[3], 0.0f);
+  const float f[2] = {1.5f, -0.0f};
+  traits(TensorType::F32).dequantize(f, y, 2);
+  EXPECT_EQ(std::memcmp(f, y, 8), 0);
+  for (TensorType t : kTypes) {
+    EXPECT_EQ(traits(t).act_type, TensorType::F32);
+    EXPECT_EQ(*row_bytes(t, 7), 7 * esize(t));
+  }
+}
+
+// |x - x'| <= half an ulp of the format: 2^-11 (f16, normal range), 2^-8
+// (bf16) relative, 2^-25 absolute for f16 subnormals, exact for f32.
+void check_round_trip(TensorType t, const std::vector<float>& x) {
+  std::vector<uint8_t> q(x.size() * esize(t));
+  std::vector<float> y(x.size());
+  traits(t).quantize(x.data(), q.data(), (int64_t)x.size());
+  traits(t).dequantize(q.data(), y.data(), (int64_t)x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float ax = std::fabs(x[i]);
+    const float bound = t == TensorType::F32 ? 0.0f
+                        : t == TensorType::F16 ? std::max(ax * 0x1p-11f, 0x1p-25f)
+                                               : ax * 0x1p-8f;
+    ASSERT_LE(std::fabs(y[i] - x[i]), bound) << type_name(t) << " i=" << i << " x=" << x[i];
+  }
+}
+
+TEST(FloatQuantize, RoundTripWithinHalfUlp) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (TensorType t : kTypes)
+    for (float scale : {1.0f, 1e-6f, 3e3f}) {  // 3e3 * N(0,1) stays inside the f16 range
+      std::vector<float> x(1000);
+      for (auto& v : x) v = nd(rng) * scale;
+      check_round_trip(t, x);
+    }
+  for (TensorType t : kTypes) {
+    check_round_trip(t, std::vector<float>(17, 0.0f));
+    check_round_trip(t, std::vector<float>(17, -7.25f));
+  }
+  // Beyond the f16 range: bf16 and f32 keep it.
+  check_round_trip(TensorType::BF16, {1e30f, -3e-30f, 123456.0f});
+  check_round_trip(TensorType::F32, {1e30f, -3e-30f, 123456.0f});
+}
+
+struct Isa {
+  const char* name;
+  const FloatKernelSet* set;
+};
+
+std::vector<Isa> available_isas() {
+  std::vector<Isa> v;
+#if defined(OSCAR_X86)
+  const CpuFeatures cpu = detect_cpu();
+  if (cpu.has_avx2_family()) v.push_back({"avx2", &float_kernels_avx2()});
+  if (cpu.has_avx512_family()) v.push_back({"avx512", &float_kernels_avx512()});
+#endif
+  return v;
+}
+
+// `rows` rows of n values in format t, `stride` bytes apart, and their values.
+std::vector<uint8_t> make_rows(std::mt19937& rng, TensorType t, int64_t n, int rows, size_t stride,
+                               std::vector<float>* values) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<uint8_t> w(stride * rows + 64, 0xEE);
+  values->assign((size_t)(n * rows), 0.0f);
+  std::vector<float> x((size_t)n);
+  for (int r = 0; r < rows; ++r) {
+    for (auto& v : x) v = nd(rng);
+    traits(t).quantize(x.data(), &w[r * stride], n);
+    traits(t).dequantize(&w[r * stride], &(*values)[(size_t)(r * n)], n);
+  }
+  return w;
+}
+
+TEST(FloatDot, ReferenceMatchesDoubleDot) {
+  std::mt19937 rng(4);
+  for (TensorType t : kTypes)
+    for (int64_t n : {1, 5, 300}) {
+      std::vector<float> wv, av;
+      const size_t ws = n * esize(t), as = n * 4;
+      const auto w = make_rows(rng, t, n, 2, ws, &wv);
+      const auto a = make_rows(rng, TensorType::F32, n, 3, as, &av);
+      float out[6];
+      traits(t).dot_ref(n, w.data(), ws, 2, a.data(), as, 3, out, 3);
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 3; ++c) {
+          double exact = 0;
+          for (int64_t i = 0; i < n; ++i) exact += (double)wv[(size_t)(r * n + i)] * av[(size_t)(c * n + i)];
+          EXPECT_NEAR(out[r * 3 + c], exact, std::fabs(exact) * 0x1p-24 + 1e-30) << type_name(t);
+        }
+    }
+}
+
+TEST(FloatDot, SimdKernelsMatchReferenceOnAllTileShapes) {
+  const auto isas = available_isas();
+  if (isas.empty()) GTEST_SKIP() << "no SIMD kernels for this CPU";
+  std::mt19937 rng(5);
+  for (const Isa& isa : isas)
+    for (int k = 0; k < kFloatKinds; ++k) {
+      const TensorType t = kTypes[k];
+      // Vector tails, exact multiples, and more than one 512-value k chunk.
+      for (int64_t n : {1, 7, 8, 15, 16, 17, 33, 100, 512, 1100}) {
+        SCOPED_TRACE(std::string(isa.name) + " " + type_name(t) + " n=" + std::to_string(n));
+        // Row strides an odd number of elements past the row.
+        const size_t ws = (n + 3) * esize(t), as = (n + 5) * 4;
+        std::vector<float> wv, av;
+        const auto w = make_rows(rng, t, n, kMaxTile, ws, &wv);
+        const auto a = make_rows(rng, TensorType::F32, n, kMaxTile, as, &av);
+        constexpr size_t os = 13;
+        for (int nr = 1; nr <= kMaxTile; ++nr)
+          for (int nc = 1; nc <= kMaxTile; ++nc) {
+            float ref[kMaxTile * os], got[kMaxTile * os];
+            std::fill(std::begin(got), std::end(got), NAN);
+            traits(t).dot_ref(n, w.data(), ws, nr, a.data(), as, nc, ref, os);
+            isa.set->dot[k](n, w.data(), ws, nr, a.data(), as, nc, got, os);
+            for (int r = 0; r < nr; ++r)
+              for (int c = 0; c < nc; ++c) {
+                double mag = 0;
+                for (int64_t i = 0; i < n; ++i)
+                  mag += std::fabs((double)wv[(size_t)(r * n + i)] * av[(size_t)(c * n + i)]);
+                ASSERT_NEAR(got[r * os + c], ref[r * os + c], 1e-6 * mag + 1e-30)
+                    << "tile " << nr << "x" << nc << " r=" << r << " c=" << c;
+              }
+          }
+      }
+    }
+}
+
+TEST(FloatDispatch, DefaultCpuIsScalarAndDetectedCpuPicksBest) {
+  for (TensorType t : kTypes) {
+    EXPECT_STREQ(traits(t).dot_impl, "scalar");
+    EXPECT_EQ(traits(t).dot, traits(t).dot_ref);
+  }
+  const CpuFeatures cpu = detect_cpu();
+  const QuantTable table(cpu);
+  const char* want = "scalar";
+#if defined(OSCAR_X86)
+  if (cpu.has_avx512_family()) want = "avx512";
+  else if (cpu.has_avx2_family()) want = "avx2";
+#endif
+  for (TensorType t : kTypes) EXPECT_STREQ(table.get(t).dot_impl, want) << type_name(t);
+}
+
+}  // namespace
+}  // namespace oscar::quant
