@@ -93,30 +93,41 @@ static inline uint32_t kq_load_u32(const uint8_t* p) {
   return v;
 }
 
-// Unpacks the Q4_K/Q5_K 12-byte field into 8 scales and 8 mins (0..63), four
-// bytes at a time: bytes 0..3 hold scales 0..3 (+ top bits of scales 4..7),
-// bytes 4..7 mins 0..3 (+ top bits of mins 4..7), bytes 8..11 the low nibbles
-// of scales 4..7 (low half) and mins 4..7 (high half).
-static inline void kq_unpack_scales_k4(const uint8_t* b, uint8_t sc[8], uint8_t mn[8]) {
+// Unpacks the Q4_K/Q5_K 12-byte field four bytes at a time into
+// w = {scales 0..3, scales 4..7, mins 0..3, mins 4..7} (one 6-bit value per
+// byte): bytes 0..3 hold scales 0..3 (+ top bits of scales 4..7), bytes 4..7
+// mins 0..3 (+ top bits of mins 4..7), bytes 8..11 the low nibbles of scales
+// 4..7 (low half) and mins 4..7 (high half). Kept in registers so the SIMD
+// kernels can build their scale vectors without a store-forwarding stall.
+static inline void kq_scale_words_k4(const uint8_t* b, uint32_t w[4]) {
   const uint32_t a0 = kq_load_u32(b), a1 = kq_load_u32(b + 4), a2 = kq_load_u32(b + 8);
-  const uint32_t s_lo = a0 & 0x3f3f3f3fu, m_lo = a1 & 0x3f3f3f3fu;
-  const uint32_t s_hi = (a2 & 0x0f0f0f0fu) | ((a0 >> 2) & 0x30303030u);
-  const uint32_t m_hi = ((a2 >> 4) & 0x0f0f0f0fu) | ((a1 >> 2) & 0x30303030u);
-  std::memcpy(sc, &s_lo, 4);
-  std::memcpy(sc + 4, &s_hi, 4);
-  std::memcpy(mn, &m_lo, 4);
-  std::memcpy(mn + 4, &m_hi, 4);
+  w[0] = a0 & 0x3f3f3f3fu;
+  w[1] = (a2 & 0x0f0f0f0fu) | ((a0 >> 2) & 0x30303030u);
+  w[2] = a1 & 0x3f3f3f3fu;
+  w[3] = ((a2 >> 4) & 0x0f0f0f0fu) | ((a1 >> 2) & 0x30303030u);
 }
 
-// Unpacks the Q3_K 12-byte field into 16 signed scales (-32..31).
-static inline void kq_unpack_scales_q3(const uint8_t* b, int8_t sc[16]) {
+static inline void kq_unpack_scales_k4(const uint8_t* b, uint8_t sc[8], uint8_t mn[8]) {
+  uint32_t w[4];
+  kq_scale_words_k4(b, w);
+  std::memcpy(sc, w, 8);
+  std::memcpy(mn, w + 2, 8);
+}
+
+// Unpacks the Q3_K 12-byte field into its 16 6-bit scales, still biased by
+// 32 (0..63), one per byte.
+static inline void kq_scale_words_q3(const uint8_t* b, uint32_t w[4]) {
   const uint32_t a0 = kq_load_u32(b), a1 = kq_load_u32(b + 4), a2 = kq_load_u32(b + 8);
-  const uint32_t w[4] = {
-      (a0 & 0x0f0f0f0fu) | ((a2 << 4) & 0x30303030u),
-      (a1 & 0x0f0f0f0fu) | ((a2 << 2) & 0x30303030u),
-      ((a0 >> 4) & 0x0f0f0f0fu) | (a2 & 0x30303030u),
-      ((a1 >> 4) & 0x0f0f0f0fu) | ((a2 >> 2) & 0x30303030u),
-  };
+  w[0] = (a0 & 0x0f0f0f0fu) | ((a2 << 4) & 0x30303030u);
+  w[1] = (a1 & 0x0f0f0f0fu) | ((a2 << 2) & 0x30303030u);
+  w[2] = ((a0 >> 4) & 0x0f0f0f0fu) | (a2 & 0x30303030u);
+  w[3] = ((a1 >> 4) & 0x0f0f0f0fu) | ((a2 >> 2) & 0x30303030u);
+}
+
+// The 16 signed Q3_K scales (-32..31).
+static inline void kq_unpack_scales_q3(const uint8_t* b, int8_t sc[16]) {
+  uint32_t w[4];
+  kq_scale_words_q3(b, w);
   uint8_t u[16];
   std::memcpy(u, w, 16);
   for (int j = 0; j < 16; ++j) sc[j] = (int8_t)(u[j] - 32);

@@ -37,11 +37,14 @@ KQ_INLINE __m256i part_scales(__m256i s16, int h) {
   return _mm256_shuffle_epi8(pair, pick);
 }
 
-KQ_INLINE __m256i widen_pairs(const uint8_t v[8]) {
-  uint64_t x;
-  std::memcpy(&x, v, 8);
-  const __m128i b = _mm_cvtsi64_si128((long long)x);
-  return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
+// Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
+// (every value repeated for its two groups of 16).
+KQ_INLINE void k4_scales(const uint8_t* packed, __m256i& s16, __m256i& t) {
+  uint32_t w[4];
+  kq_scale_words_k4(packed, w);
+  const __m128i b = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+  s16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
+  t = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(b, b));
 }
 
 KQ_INLINE __m256i load(const void* p) { return _mm256_loadu_si256((const __m256i*)p); }
@@ -52,10 +55,7 @@ struct DecQ4 {
   __m256i s16, t;
   float d, m;
   KQ_INLINE explicit DecQ4(const Block& blk) : b(blk) {
-    uint8_t sc[8], mn[8];
-    kq_unpack_scales_k4(b.scales, sc, mn);
-    s16 = widen_pairs(sc);
-    t = widen_pairs(mn);
+    k4_scales(b.scales, s16, t);
     d = h2f(b.d);
     m = h2f(b.dmin);
   }
@@ -71,10 +71,7 @@ struct DecQ5 {
   __m256i s16, t, qh;
   float d, m;
   KQ_INLINE explicit DecQ5(const Block& blk) : b(blk) {
-    uint8_t sc[8], mn[8];
-    kq_unpack_scales_k4(b.scales, sc, mn);
-    s16 = widen_pairs(sc);
-    t = widen_pairs(mn);
+    k4_scales(b.scales, s16, t);
     qh = load(b.qh);
     d = h2f(b.d);
     m = h2f(b.dmin);
@@ -131,9 +128,10 @@ struct DecQ3 {
   __m256i s16, t, hm;
   float d, m;
   KQ_INLINE explicit DecQ3(const Block& blk) : b(blk) {
-    int8_t sc[16];
-    kq_unpack_scales_q3(b.scales, sc);
-    s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)sc));
+    uint32_t sw[4];
+    kq_scale_words_q3(b.scales, sw);
+    const __m128i sb = _mm_setr_epi32((int)sw[0], (int)sw[1], (int)sw[2], (int)sw[3]);
+    s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(sb, _mm_set1_epi8(32)));
     t = _mm256_slli_epi16(s16, 2);  // values are u - 4
     hm = load(b.hmask);
     d = m = h2f(b.d);

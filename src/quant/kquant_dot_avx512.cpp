@@ -49,12 +49,14 @@ KQ_INLINE void spread_scales(__m256i s16, Dec& D) {
 
 KQ_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
-// 8 scales of 32 values -> 16 int16 (each repeated for its two groups of 16).
-KQ_INLINE __m256i widen_pairs(const uint8_t v[8]) {
-  uint64_t x;
-  std::memcpy(&x, v, 8);
-  const __m128i b = _mm_cvtsi64_si128((long long)x);
-  return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
+// Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
+// (every value repeated for its two groups of 16).
+KQ_INLINE void k4_scales(const uint8_t* packed, Dec& D) {
+  uint32_t w[4];
+  kq_scale_words_k4(packed, w);
+  const __m128i b = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+  spread_scales(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b)), D);
+  D.t = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(b, b));
 }
 
 // Low nibbles of 32 bytes in the low half, high nibbles in the high half.
@@ -66,10 +68,7 @@ KQ_INLINE __m512i nibbles(const uint8_t* p) {
 struct DecQ4 {
   using Block = BlockQ4_K;
   static KQ_INLINE void run(const Block& b, Dec& D) {
-    uint8_t sc[8], mn[8];
-    kq_unpack_scales_k4(b.scales, sc, mn);
-    spread_scales(widen_pairs(sc), D);
-    D.t = widen_pairs(mn);
+    k4_scales(b.scales, D);
     for (int c = 0; c < 4; ++c) D.u[c] = nibbles(b.qs + 32 * c);
     D.d = h2f(b.d);
     D.m = h2f(b.dmin);
@@ -79,10 +78,7 @@ struct DecQ4 {
 struct DecQ5 {
   using Block = BlockQ5_K;
   static KQ_INLINE void run(const Block& b, Dec& D) {
-    uint8_t sc[8], mn[8];
-    kq_unpack_scales_k4(b.scales, sc, mn);
-    spread_scales(widen_pairs(sc), D);
-    D.t = widen_pairs(mn);
+    k4_scales(b.scales, D);
     const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)b.qh));
     const __m512i sixteen = _mm512_set1_epi8(16);
     for (int c = 0; c < 4; ++c) {
@@ -157,9 +153,10 @@ struct DecQ3 {
                                              _mm256_set1_epi8((char)(1 << (bit + 1))), 1);
       D.u[g] = _mm512_mask_add_epi8(D.u[g], _mm512_test_epi8_mask(hm, sel), D.u[g], four);
     }
-    int8_t sc[16];
-    kq_unpack_scales_q3(b.scales, sc);
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)sc));
+    uint32_t sw[4];
+    kq_scale_words_q3(b.scales, sw);
+    const __m128i sb = _mm_setr_epi32((int)sw[0], (int)sw[1], (int)sw[2], (int)sw[3]);
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(sb, _mm_set1_epi8(32)));
     spread_scales(s16, D);
     D.t = _mm256_slli_epi16(s16, 2);  // 4 * s: values are u - 4
     D.d = D.m = h2f(b.d);
