@@ -154,6 +154,7 @@ void dot_q3_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, 
 void dot_q4_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q5_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q6_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void quantize_q8_K_avx2(const float* src, void* dst, int64_t n);
 void dot_q2_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q3_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q4_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);

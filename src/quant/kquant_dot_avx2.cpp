@@ -202,6 +202,54 @@ void dot(int64_t n, const void* w, size_t ws, int nr, const void* act, size_t as
 
 }  // namespace
 
+// Q8_K activation encoder, bit-identical to quantize_q8_K: the same float
+// products rounded to nearest even by vcvtps2dq (MXCSR default) as lrintf.
+// A GEMV quantizes its input row on one thread, so this is on the decode path.
+void quantize_q8_K_avx2(const float* src, void* dst, int64_t n) {
+  auto* b = static_cast<BlockQ8_K*>(dst);
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (int64_t ib = 0; ib < n / kQK_K; ++ib, ++b, src += kQK_K) {
+    __m256 vmax = _mm256_setzero_ps();
+    // max(x, vmax) keeps vmax when x is NaN, as std::max does in the scalar code.
+    for (int i = 0; i < 256; i += 8)
+      vmax = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(src + i), abs_mask), vmax);
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    if (!(amax > 0) || !(amax <= 3.402823466e38f)) {
+      quantize_q8_K(src, b, kQK_K);  // zeros / non-finite: the scalar rules
+      continue;
+    }
+    const __m256 id = _mm256_set1_ps(127.0f / amax);
+    b->d = amax / 127.0f;
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int i = 0; i < 256; i += 32) {
+      __m256i q[4];
+      for (int k = 0; k < 4; ++k)
+        q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(src + i + 8 * k), id));
+      const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+      // Saturation cannot trigger (|x * id| <= 127), but clamp -128 away anyway.
+      const __m256i c = _mm256_max_epi8(_mm256_permutevar8x32_epi32(p, order), _mm256_set1_epi8(-127));
+      _mm256_storeu_si256((__m256i*)(b->qs + i), c);
+    }
+    // Block sums: bytes -> sums of 4 (maddubs + madd with ones), then two
+    // rounds of hadd give sums of 16 in the lane order fixed by `order`.
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    __m256i s4[8];
+    for (int k = 0; k < 8; ++k)
+      s4[k] = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, load(b->qs + 32 * k)), ones16);
+    __m256i g[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i a = _mm256_hadd_epi32(s4[4 * h], s4[4 * h + 1]);
+      const __m256i c = _mm256_hadd_epi32(s4[4 * h + 2], s4[4 * h + 3]);
+      g[h] = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(a, c), order);
+    }
+    const __m256i sums = _mm256_permute4x64_epi64(_mm256_packs_epi32(g[0], g[1]), 0xd8);
+    _mm256_storeu_si256((__m256i*)b->bsums, sums);
+  }
+}
+
 void dot_q2_K_avx2(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
                    float* o, size_t os) {
   dot<DecQ2>(n, w, ws, nr, a, as, nc, o, os);

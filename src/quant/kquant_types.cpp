@@ -254,6 +254,9 @@ void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures&
     t.dequantize = k.deq;
     t.quantize = k.quant;
     t.quantize_act = quantize_q8_K;
+#if defined(OSCAR_X86)
+    if (cpu.has_avx2_family()) t.quantize_act = quantize_q8_K_avx2;
+#endif
     t.dot_ref = k.ref;
     if (cpu.has_avx512_family() && k.avx512) {
       t.dot = k.avx512;

@@ -174,6 +174,27 @@ TEST(KQuantSimd, ExtremeWeights) {
     }
 }
 
+TEST(KQuantSimd, Q8KEncoderMatchesScalarBitForBit) {
+#if defined(OSCAR_X86)
+  if (!detect_cpu().has_avx2_family()) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(9);
+  for (float scale : {1.0f, 1e-3f, 250.0f}) {
+    std::normal_distribution<float> nd(0, scale);
+    std::vector<float> x(256 * 6);
+    for (auto& v : x) v = nd(rng);
+    for (int i = 0; i < 256; ++i) x[256 + i] = 0.0f;           // an all-zero block
+    for (int i = 0; i < 256; ++i) x[512 + i] = (i % 2) ? 3.0f : -3.0f;  // at +-max
+    x[1000] = 1e4f * scale;                                     // an outlier
+    std::vector<BlockQ8_K> want(6), got(6);
+    quantize_q8_K(x.data(), want.data(), (int64_t)x.size());
+    quantize_q8_K_avx2(x.data(), got.data(), (int64_t)x.size());
+    ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(BlockQ8_K)), 0) << scale;
+  }
+#else
+  GTEST_SKIP() << "x86 only";
+#endif
+}
+
 // Informational: single-thread GEMV throughput of each kernel on a cache-
 // resident matrix (compute bound; the memory-bound numbers with all threads
 // come from bench/).
