@@ -95,8 +95,13 @@ void dequantize_q8_K(const void* src, float* dst, int64_t n) {
 // ---------------------------------------------------------------------------
 // Decoding into the common (u, s, t, d, m) form of kquant_blocks.h.
 
+// The loops run over (half, part, lane) rather than the value index so the
+// compiler can vectorize them (this is the ARM64 fallback path).
+
 void kq_decode_q2_K(const BlockQ2_K& b, KqDecoded& o) {
-  for (int i = 0; i < 256; ++i) o.u[i] = (b.qs[32 * (i / 128) + i % 32] >> (2 * ((i % 128) / 32))) & 3;
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < 32; ++l) o.u[128 * h + 32 * j + l] = (b.qs[32 * h + l] >> (2 * j)) & 3;
   for (int g = 0; g < 16; ++g) {
     o.s[g] = b.scales[g] & 15;
     o.t[g] = b.scales[g] >> 4;
@@ -106,10 +111,11 @@ void kq_decode_q2_K(const BlockQ2_K& b, KqDecoded& o) {
 }
 
 void kq_decode_q3_K(const BlockQ3_K& b, KqDecoded& o) {
-  for (int i = 0; i < 256; ++i) {
-    const int h = i / 128, j = (i % 128) / 32, l = i % 32;
-    o.u[i] = (uint8_t)(((b.qs[32 * h + l] >> (2 * j)) & 3) | (((b.hmask[l] >> (4 * h + j)) & 1) << 2));
-  }
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < 32; ++l)
+        o.u[128 * h + 32 * j + l] = (uint8_t)(((b.qs[32 * h + l] >> (2 * j)) & 3) |
+                                              (((b.hmask[l] >> (4 * h + j)) & 1) << 2));
   int8_t sc[16];
   kq_unpack_scales_q3(b.scales, sc);
   for (int g = 0; g < 16; ++g) {
@@ -120,7 +126,11 @@ void kq_decode_q3_K(const BlockQ3_K& b, KqDecoded& o) {
 }
 
 void kq_decode_q4_K(const BlockQ4_K& b, KqDecoded& o) {
-  for (int i = 0; i < 256; ++i) o.u[i] = (b.qs[32 * (i / 64) + i % 32] >> (4 * ((i % 64) / 32))) & 15;
+  for (int c = 0; c < 4; ++c)
+    for (int l = 0; l < 32; ++l) {
+      o.u[64 * c + l] = b.qs[32 * c + l] & 15;
+      o.u[64 * c + 32 + l] = b.qs[32 * c + l] >> 4;
+    }
   uint8_t sc[8], mn[8];
   kq_unpack_scales_k4(b.scales, sc, mn);
   for (int g = 0; g < 16; ++g) {
@@ -132,10 +142,11 @@ void kq_decode_q4_K(const BlockQ4_K& b, KqDecoded& o) {
 }
 
 void kq_decode_q5_K(const BlockQ5_K& b, KqDecoded& o) {
-  for (int i = 0; i < 256; ++i) {
-    const int c = i / 64, k = (i % 64) / 32, l = i % 32;
-    o.u[i] = (uint8_t)(((b.qs[32 * c + l] >> (4 * k)) & 15) | (((b.qh[l] >> (2 * c + k)) & 1) << 4));
-  }
+  for (int c = 0; c < 4; ++c)
+    for (int l = 0; l < 32; ++l) {
+      o.u[64 * c + l] = (uint8_t)((b.qs[32 * c + l] & 15) | (((b.qh[l] >> (2 * c)) & 1) << 4));
+      o.u[64 * c + 32 + l] = (uint8_t)((b.qs[32 * c + l] >> 4) | (((b.qh[l] >> (2 * c + 1)) & 1) << 4));
+    }
   uint8_t sc[8], mn[8];
   kq_unpack_scales_k4(b.scales, sc, mn);
   for (int g = 0; g < 16; ++g) {
@@ -147,12 +158,15 @@ void kq_decode_q5_K(const BlockQ5_K& b, KqDecoded& o) {
 }
 
 void kq_decode_q6_K(const BlockQ6_K& b, KqDecoded& o) {
-  for (int i = 0; i < 256; ++i) {
-    const int h = i / 128, j = (i % 128) / 32, l = i % 32;
-    const uint8_t lb = b.ql[64 * h + 32 * (j & 1) + l];
-    const int lo = (j < 2) ? (lb & 15) : (lb >> 4);
-    o.u[i] = (uint8_t)(lo | (((b.qh[32 * h + l] >> (2 * j)) & 3) << 4));
-  }
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t l0 = b.ql[64 * h + l], l1 = b.ql[64 * h + 32 + l], hb = b.qh[32 * h + l];
+      uint8_t* u = o.u + 128 * h + l;
+      u[0] = (uint8_t)((l0 & 15) | ((hb & 3) << 4));
+      u[32] = (uint8_t)((l1 & 15) | (((hb >> 2) & 3) << 4));
+      u[64] = (uint8_t)((l0 >> 4) | (((hb >> 4) & 3) << 4));
+      u[96] = (uint8_t)((l1 >> 4) | (((hb >> 6) & 3) << 4));
+    }
   for (int g = 0; g < 16; ++g) {
     o.s[g] = b.scales[g];
     o.t[g] = (int16_t)(32 * b.scales[g]);  // value = u - 32
@@ -181,7 +195,7 @@ void dot_ref_tile(int64_t n, const void* w, size_t w_stride, int nr, const void*
         int32_t sum = 0, bias = 0;
         for (int g = 0; g < 16; ++g) {
           int32_t sg = 0;
-          for (int i = 16 * g; i < 16 * g + 16; ++i) sg += (int32_t)dec.u[i] * a.qs[i];
+          for (int i = 0; i < 16; ++i) sg += (int16_t)dec.u[16 * g + i] * (int16_t)a.qs[16 * g + i];
           sum += dec.s[g] * sg;
           bias += dec.t[g] * a.bsums[g];
         }
