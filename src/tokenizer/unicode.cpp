@@ -46,6 +46,21 @@ void append_utf8(std::string& out, char32_t cp) {
   }
 }
 
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t len = 1;
+    const char32_t cp = decode_utf8(s.substr(i), len);
+    if (cp == 0xFFFD && s.compare(i, 3, "\xEF\xBF\xBD") != 0) return false;
+    // Reject overlong forms, surrogates and out-of-range values.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
 char32_t decode_utf8(std::string_view s, size_t& len) {
   len = 1;
   if (s.empty()) return 0xFFFD;

@@ -25,6 +25,10 @@ std::vector<std::string_view> utf8_chars(std::string_view s);
 
 void append_utf8(std::string& out, char32_t cp);
 
+// Whether `s` is well-formed UTF-8 (no overlongs, surrogates or values
+// beyond U+10FFFF).
+bool is_valid_utf8(std::string_view s);
+
 // Decodes the code point at the start of `s`; returns U+FFFD for malformed
 // input. `len` receives the bytes consumed (at least 1).
 char32_t decode_utf8(std::string_view s, size_t& len);

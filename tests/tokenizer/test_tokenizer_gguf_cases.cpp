@@ -3,7 +3,11 @@
 // project's GGUF reader.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "tokenizer/hf_tokenizer_json.h"
 #include "tok_test_util.h"
 
 namespace oscar::tok::testing {
@@ -40,6 +44,38 @@ TEST(GgufVocab, LlamaSpmAddsBos) {
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids.front(), 1);
   EXPECT_EQ(tok.detokenize(ids, /*remove_special=*/true), "Hello world");
+}
+
+// A vocabulary converted from tokenizer.json, written to a GGUF file (as
+// oscar-mkmodel --tokenizer-json does) and read back, tokenizes the same.
+void converted_through_file(const std::string& name, const std::string& vocab_case) {
+  const std::string dir = shared_data() + "/tokenizers/" + name;
+  const auto kv = vocab_metadata_from_hf(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
+  const std::string path = ::testing::TempDir() + "/oscar-tok-" + name + ".gguf";
+  {
+    gguf::GgufWriter w(path);
+    w.add_kv("general.architecture", gguf::Value::str("vocab-only"));
+    for (const auto& p : kv) w.add_kv(p.key, p.value);
+    w.finish();
+  }
+  const auto f = gguf::GgufFile::open(path);
+  const Tokenizer tok = Tokenizer::from_metadata(f.metadata());
+  const std::string base = shared_data() + "/vocab/" + vocab_case;
+  EXPECT_EQ(check_cases(tok, base + ".inp", base + ".out"), (int)read_expected(base + ".out").size());
+  EXPECT_EQ(check_cases(tok, shared_data() + "/tokenizers/cases.inp", dir + "/cases.out"),
+            (int)read_expected(dir + "/cases.out").size());
+  EXPECT_FALSE(tok.vocab().chat_template().empty());
+  std::filesystem::remove(path);
+}
+
+TEST(GgufVocab, Qwen3ConvertedThroughFile) {
+  OSCAR_REQUIRE_SHARED_DATA();
+  converted_through_file("qwen3", "ggml-vocab-qwen2.gguf");
+}
+
+TEST(GgufVocab, Gemma3ConvertedThroughFile) {
+  OSCAR_REQUIRE_SHARED_DATA();
+  converted_through_file("gemma3", "ggml-vocab-gemma-4.gguf");
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ inline int check_cases(const Tokenizer& tok, const std::string& inp, const std::
                     << "\n  got:     " << ids_str(got);
     }
   }
-  std::printf("[ cases    ] %s: %d/%zu exact\n", std::filesystem::path(out).filename().c_str(), pass,
+  std::printf("[ cases    ] %s: %d/%zu exact\n", (std::filesystem::path(out).parent_path().filename() / std::filesystem::path(out).filename()).c_str(), pass,
               expected.size());
   return pass;
 }
