@@ -193,12 +193,12 @@ class Parser {
     const size_t key_at = pos_;
     std::string key = read_string("key #" + std::to_string(i));
     if (key.empty()) fail_at(key_at, "key #" + std::to_string(i) + " is empty");
-    if (f_.kv_index_.count(key)) fail_at(key_at, "duplicate key '" + key + "'");
-    cur_key_ = key;
+    if (f_.kv_index_.count(key)) fail_at(key_at, "duplicate key '" + display_name(key) + "'");
+    cur_key_ = display_name(key);
     const size_t type_at = pos_;
     const uint32_t t = u32(where_kv() + " value type");
     if (!valid_value_type(t))
-      fail_at(type_at, "key #" + std::to_string(i) + " ('" + key + "') has unknown value type " +
+      fail_at(type_at, "key #" + std::to_string(i) + " ('" + display_name(key) + "') has unknown value type " +
                            std::to_string(t));
     Value v = read_value((ValueType)t, 0);
     f_.kv_index_.emplace(key, f_.kvs_.size());
@@ -284,8 +284,8 @@ class Parser {
     TensorInfo t;
     t.name = read_string(idx + " name");
     if (t.name.empty()) fail_at(name_at, idx + " has an empty name");
-    if (f_.tensor_index_.count(t.name)) fail_at(name_at, "duplicate tensor name '" + t.name + "'");
-    const std::string who = "tensor '" + t.name + "'";
+    if (f_.tensor_index_.count(t.name)) fail_at(name_at, "duplicate tensor name '" + display_name(t.name) + "'");
+    const std::string who = "tensor '" + display_name(t.name) + "'";
 
     const size_t dims_at = pos_;
     const uint32_t n_dims = u32(who + " n_dims");
@@ -350,7 +350,7 @@ class Parser {
         const uint64_t end = t.n_bytes > std::numeric_limits<uint64_t>::max() - start
                                  ? std::numeric_limits<uint64_t>::max()
                                  : start + t.n_bytes;
-        fail("tensor '" + t.name + "' data " + range_str(start, end) +
+        fail("tensor '" + display_name(t.name) + "' data " + range_str(start, end) +
              " extends past end of file (size " + std::to_string(size_) + ")");
       }
     }
@@ -365,8 +365,8 @@ class Parser {
       const auto& q = f_.tensors_[order[k]];
       if (p.offset + p.n_bytes > q.offset) {
         const uint64_t base = f_.data_offset_;
-        fail("tensors '" + p.name + "' " + range_str(base + p.offset, base + p.offset + p.n_bytes) +
-             " and '" + q.name + "' " + range_str(base + q.offset, base + q.offset + q.n_bytes) +
+        fail("tensors '" + display_name(p.name) + "' " + range_str(base + p.offset, base + p.offset + p.n_bytes) +
+             " and '" + display_name(q.name) + "' " + range_str(base + q.offset, base + q.offset + q.n_bytes) +
              " overlap");
       }
     }
@@ -398,7 +398,7 @@ const Value* GgufFile::find(std::string_view key) const {
 namespace {
 [[noreturn]] void wrong_type(const std::string& file, std::string_view key, const Value& v,
                              const char* expected) {
-  throw Error("gguf: " + file + ": key '" + std::string(key) + "' has type " +
+  throw Error("gguf: " + file + ": key '" + display_name(key) + "' has type " +
               value_type_name(v.type) + ", expected " + expected);
 }
 }  // namespace
@@ -415,7 +415,7 @@ std::optional<int64_t> GgufFile::get_int(std::string_view key) const {
   if (!v) return std::nullopt;
   if (auto x = v->as_int()) return x;
   if (v->is_integer())
-    throw Error("gguf: " + name_ + ": key '" + std::string(key) + "' value does not fit in int64");
+    throw Error("gguf: " + name_ + ": key '" + display_name(key) + "' value does not fit in int64");
   wrong_type(name_, key, *v, "an integer");
 }
 

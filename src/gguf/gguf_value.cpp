@@ -1,5 +1,7 @@
 #include "gguf/gguf_value.h"
 
+#include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace oscar::gguf {
@@ -21,6 +23,45 @@ const char* value_type_name(ValueType t) {
     case ValueType::FLOAT64: return "float64";
   }
   return "unknown";
+}
+
+double widen_f32(float x) {
+  if (x == x) return (double)x;
+  // NaN: move sign and payload bit for bit instead of converting.
+  uint32_t f;
+  std::memcpy(&f, &x, 4);
+  const uint64_t d = (uint64_t)(f >> 31) << 63 | 0x7ffull << 52 | (uint64_t)(f & 0x7fffff) << 29;
+  double r;
+  std::memcpy(&r, &d, 8);
+  return r;
+}
+
+float narrow_to_f32(double x) {
+  if (x == x) return (float)x;
+  uint64_t d;
+  std::memcpy(&d, &x, 8);
+  uint32_t f = (uint32_t)(d >> 63) << 31 | 0xffu << 23 | (uint32_t)((d >> 29) & 0x7fffff);
+  if ((f & 0x7fffff) == 0) f |= 0x400000;  // payload lost below float precision: keep it a NaN
+  float r;
+  std::memcpy(&r, &f, 4);
+  return r;
+}
+
+std::string display_name(std::string_view s) {
+  constexpr size_t kMax = 96;
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
+    const unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      out += b;
+    } else {
+      out += (char)c;
+    }
+  }
+  if (s.size() > kMax) out += "...";
+  return out;
 }
 
 Value Value::string_array(const std::vector<std::string>& xs) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -30,7 +31,18 @@ enum class ValueType : uint32_t {
 
 const char* value_type_name(ValueType t);
 
+// A key or tensor name as shown inside a one-line error message: control
+// bytes (a crafted name may hold a newline) are written as \xNN and very
+// long names are cut.
+std::string display_name(std::string_view s);
+
 struct Value;
+
+// float32 <-> the double a Value stores, bit-exact for every float including
+// signalling NaNs (a hardware conversion would quiet them, and a copied file
+// must keep its bytes).
+double widen_f32(float x);
+float narrow_to_f32(double x);
 
 // An array: the element type plus the elements. Elements of scalar type are
 // stored as Values of that type; nested arrays as Values of type ARRAY.
@@ -53,7 +65,7 @@ struct Value {
   static Value i32(int32_t x) { return {ValueType::INT32, (int64_t)x}; }
   static Value u64(uint64_t x) { return {ValueType::UINT64, x}; }
   static Value i64(int64_t x) { return {ValueType::INT64, x}; }
-  static Value f32(float x) { return {ValueType::FLOAT32, (double)x}; }
+  static Value f32(float x) { return {ValueType::FLOAT32, widen_f32(x)}; }
   static Value f64(double x) { return {ValueType::FLOAT64, x}; }
   static Value boolean(bool x) { return {ValueType::BOOL, (uint64_t)(x ? 1 : 0)}; }
   static Value str(std::string s) { return {ValueType::STRING, std::move(s)}; }

@@ -108,7 +108,7 @@ void put_value(std::string& out, const Value& v) {
     case ValueType::INT16: put<int16_t>(out, (int16_t)std::get<int64_t>(v.v)); break;
     case ValueType::INT32: put<int32_t>(out, (int32_t)std::get<int64_t>(v.v)); break;
     case ValueType::INT64: put<int64_t>(out, std::get<int64_t>(v.v)); break;
-    case ValueType::FLOAT32: put<float>(out, (float)std::get<double>(v.v)); break;
+    case ValueType::FLOAT32: put<float>(out, narrow_to_f32(std::get<double>(v.v))); break;
     case ValueType::FLOAT64: put<double>(out, std::get<double>(v.v)); break;
     case ValueType::STRING: put_string(out, std::get<std::string>(v.v)); break;
     case ValueType::ARRAY: {
@@ -187,9 +187,9 @@ void GgufWriter::add_kv(std::string key, Value value) {
   require_declaring("add_kv");
   auto err = [&](const std::string& m) { throw Error("gguf writer: " + path_ + ": " + m); };
   if (key.empty()) err("empty metadata key");
-  if (keys_.count(key)) err("duplicate key '" + key + "'");
+  if (keys_.count(key)) err("duplicate key '" + display_name(key) + "'");
   std::string bad = check_value(value, 0);
-  if (!bad.empty()) err("key '" + key + "': " + bad);
+  if (!bad.empty()) err("key '" + display_name(key) + "': " + bad);
   if (key == "general.alignment") {
     if (value.type != ValueType::UINT32)
       err(std::string("general.alignment must be uint32, got ") + value_type_name(value.type));
@@ -206,17 +206,17 @@ void GgufWriter::add_tensor(std::string name, TensorType type, std::vector<uint6
   require_declaring("add_tensor");
   auto err = [&](const std::string& m) { throw Error("gguf writer: " + path_ + ": " + m); };
   if (name.empty()) err("empty tensor name");
-  if (names_.count(name)) err("duplicate tensor name '" + name + "'");
+  if (names_.count(name)) err("duplicate tensor name '" + display_name(name) + "'");
   const auto info = tensor_type_info((uint32_t)type);
-  if (!info) err("tensor '" + name + "' has unknown type " + std::to_string((uint32_t)type));
+  if (!info) err("tensor '" + display_name(name) + "' has unknown type " + std::to_string((uint32_t)type));
   if (shape.empty() || shape.size() > (size_t)kMaxDims)
-    err("tensor '" + name + "' has " + std::to_string(shape.size()) + " dimensions (must be 1.." +
+    err("tensor '" + display_name(name) + "' has " + std::to_string(shape.size()) + " dimensions (must be 1.." +
         std::to_string(kMaxDims) + ")");
   uint64_t n = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0) err("tensor '" + name + "' dimension " + std::to_string(d) + " is zero");
+    if (shape[d] == 0) err("tensor '" + display_name(name) + "' dimension " + std::to_string(d) + " is zero");
     if (shape[d] > (uint64_t)std::numeric_limits<int64_t>::max() / n)
-      err("tensor '" + name + "' element count overflows");
+      err("tensor '" + display_name(name) + "' element count overflows");
     n *= shape[d];
   }
   TensorInfo t;
@@ -224,12 +224,12 @@ void GgufWriter::add_tensor(std::string name, TensorType type, std::vector<uint6
   t.type = type;
   t.shape = std::move(shape);
   if (t.shape[0] % info->block_size != 0)
-    err("tensor '" + t.name + "' (" + info->name + "): row length " + std::to_string(t.shape[0]) +
+    err("tensor '" + display_name(t.name) + "' (" + info->name + "): row length " + std::to_string(t.shape[0]) +
         " is not a multiple of the block size " + std::to_string(info->block_size));
   const auto rb = row_bytes(type, t.shape[0]);
   const uint64_t rows = t.n_rows();
   if (!rb || rows > std::numeric_limits<size_t>::max() / *rb)
-    err("tensor '" + t.name + "' (" + info->name + ") byte size overflows");
+    err("tensor '" + display_name(t.name) + "' (" + info->name + ") byte size overflows");
   t.n_bytes = *rb * (size_t)rows;
   names_.insert(t.name);
   tensors_.push_back(std::move(t));
@@ -317,7 +317,7 @@ void GgufWriter::write_tensor_data(std::span<const uint8_t> chunk) {
   const TensorInfo& t = tensors_[cur_];
   const size_t left = t.n_bytes - cur_done_;
   if (chunk.size() > left)
-    fail("chunk of " + std::to_string(chunk.size()) + " bytes overruns tensor '" + t.name +
+    fail("chunk of " + std::to_string(chunk.size()) + " bytes overruns tensor '" + display_name(t.name) +
          "' (" + std::to_string(left) + " of its " + std::to_string(t.n_bytes) +
          " bytes left)");
   write_bytes(chunk.data(), chunk.size());
@@ -332,17 +332,17 @@ void GgufWriter::write_tensor_data(std::span<const uint8_t> chunk) {
 void GgufWriter::write_tensor(std::string_view name, std::span<const uint8_t> data) {
   begin();
   if (cur_ >= tensors_.size())
-    fail("tensor '" + std::string(name) + "' written after all declared tensors were complete");
+    fail("tensor '" + display_name(name) + "' written after all declared tensors were complete");
   const TensorInfo& t = tensors_[cur_];
   if (t.name != name) {
     if (cur_done_ > 0)
-      fail("tensor '" + t.name + "' got only " + std::to_string(cur_done_) + " of its " +
-           std::to_string(t.n_bytes) + " bytes before tensor '" + std::string(name) + "'");
-    fail("tensor '" + std::string(name) + "' written out of order: '" + t.name + "' is next");
+      fail("tensor '" + display_name(t.name) + "' got only " + std::to_string(cur_done_) + " of its " +
+           std::to_string(t.n_bytes) + " bytes before tensor '" + display_name(name) + "'");
+    fail("tensor '" + display_name(name) + "' written out of order: '" + display_name(t.name) + "' is next");
   }
-  if (cur_done_ > 0) fail("tensor '" + t.name + "' was already partly written in chunks");
+  if (cur_done_ > 0) fail("tensor '" + display_name(t.name) + "' was already partly written in chunks");
   if (data.size() != t.n_bytes)
-    fail("tensor '" + t.name + "' needs exactly " + std::to_string(t.n_bytes) + " bytes, got " +
+    fail("tensor '" + display_name(t.name) + "' needs exactly " + std::to_string(t.n_bytes) + " bytes, got " +
          std::to_string(data.size()));
   write_tensor_data(data);
 }
@@ -351,7 +351,7 @@ void GgufWriter::finish() {
   begin();
   if (cur_ < tensors_.size()) {
     const TensorInfo& t = tensors_[cur_];
-    fail("tensor '" + t.name + "' got " + std::to_string(cur_done_) + " of its " +
+    fail("tensor '" + display_name(t.name) + "' got " + std::to_string(cur_done_) + " of its " +
          std::to_string(t.n_bytes) + " bytes (" + std::to_string(tensors_.size() - cur_) +
          " tensor(s) incomplete)");
   }

@@ -9,6 +9,8 @@
 namespace oscar::gguf::test {
 namespace {
 
+namespace fs = std::filesystem;
+
 // A small but complete file: scalars, a string, arrays (incl. nested),
 // two tensors, data. Returns the builder (with its truncation checks), the
 // header end and the tensor data ranges.
@@ -225,6 +227,8 @@ std::vector<Case> corpus() {
       {"empty key", one_kv("", U32, le<uint32_t>(5)), "offset 24: key #0 is empty"},
       {"unknown value type 17", one_kv("a.b", 17, le<uint32_t>(0)),
        "offset 35: key #0 ('a.b') has unknown value type 17"},
+      {"newline in key", one_kv("a\nb", 17, le<uint32_t>(0)),
+       "offset 35: key #0 ('a\\x0ab') has unknown value type 17"},
       {"unknown value type 13", one_kv("a", 13, {0}), "key #0 ('a') has unknown value type 13"},
       {"truncated u32 value", one_kv("a", U32, {1, 2}),
        "offset 37: truncated: key 'a' needs 4 bytes, 2 left"},
@@ -305,6 +309,29 @@ TEST(GgufMalformed, EachDefectGetsItsOwnMessage) {
     EXPECT_CONTAINS(err, (c.expected));
     EXPECT_EQ(err.find('\n'), std::string::npos) << "multi-line error: " << err;
   }
+}
+
+// Inputs the fuzzer found (fuzz/README.md): each must be refused cleanly with
+// a one-line error, and every seed must be valid.
+TEST(GgufFuzzRegressions, SeedsAreValidAndCrashInputsAreRefused) {
+  const fs::path dir = fs::path(OSCAR_SOURCE_DIR) / "tests" / "data" / "gguf-seeds";
+  ASSERT_TRUE(fs::is_directory(dir)) << dir;
+  int seeds = 0, regressions = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".gguf") continue;
+    ++seeds;
+    EXPECT_NO_THROW(GgufFile::open(e.path().string())) << e.path();
+  }
+  EXPECT_GE(seeds, 3);
+  for (const auto& e : fs::directory_iterator(dir / "regressions")) {
+    ++regressions;
+    SCOPED_TRACE(e.path().string());
+    const std::string err = parse_error(read_bytes(e.path()), "r.gguf");
+    ASSERT_FALSE(err.empty());
+    EXPECT_EQ(err.rfind("gguf: r.gguf: ", 0), 0u) << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
+  EXPECT_GE(regressions, 1);
 }
 
 TEST(GgufMalformed, DepthLimitIsExact) {

@@ -34,7 +34,10 @@ std::vector<KeyValue> all_value_kinds() {
       {"f64", V::f64(3.141592653589793)},
       {"arr.empty", V::array(ValueType::FLOAT64, {})},
       {"arr.strings", V::string_array({"<s>", "", "\xe2\x96\x81the"})},
-      {"arr.f32", V::f32_array({1.0f, -0.0f, std::numeric_limits<float>::infinity()})},
+      {"arr.f32", V::f32_array({1.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                                std::numeric_limits<float>::signaling_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                                std::numeric_limits<float>::denorm_min()})},
+      {"f64.snan", V::f64(std::numeric_limits<double>::signaling_NaN())},
       {"arr.i32", V::i32_array({-1, 0, 1})},
       {"arr.bool", V::array(ValueType::BOOL, {V::boolean(true), V::boolean(false)})},
       {"arr.u64", V::array(ValueType::UINT64, {V::u64(1), V::u64(~0ull)})},
@@ -400,6 +403,17 @@ TEST(GgufWriter, ReportsLayoutAndProgress) {
   w.finish();
   EXPECT_EQ(GgufFile::open((dir / "p.gguf").string()).tensors()[1].offset, 160u);
   fs::remove_all(dir);
+}
+
+TEST(GgufValue, Float32NaNsSurviveBitExact) {
+  for (uint32_t bits : {0x7f800001u, 0xffa00000u, 0x7fc00000u, 0xff812345u, 0x00000001u, 0x80000000u}) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    const float back = narrow_to_f32(widen_f32(f));
+    uint32_t got;
+    std::memcpy(&got, &back, 4);
+    EXPECT_EQ(got, bits) << std::hex << bits;
+  }
 }
 
 TEST(GgufValue, AccessorsAndNames) {
