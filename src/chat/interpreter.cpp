@@ -316,66 +316,73 @@ void Interpreter::exec_for(const For& s, const ScopePtr& scope) {
 
 void Interpreter::run_loop(const For& s, const ScopePtr& scope, std::vector<Value> items, int depth) {
   const int64_t n = static_cast<int64_t>(items.size());
-  // State shared by loop.cycle/changed across iterations.
+  // One loop object per loop, updated in place each iteration (jinja2's
+  // LoopContext is likewise a single mutable object). Entries are written
+  // by position to keep iterations cheap.
+  Value loop = Value::make_dict(DictData::Type::Loop);
+  DictData& d = loop.dict();
+  static constexpr const char* kFields[] = {"index", "index0",   "revindex", "revindex0", "first",   "last",
+                                            "length", "depth",   "depth0",   "previtem",  "nextitem"};
+  for (const char* f : kFields) d.set(Value(f), Value::none());
+  auto index = std::make_shared<int64_t>(0);
   auto last_changed = std::make_shared<std::optional<std::vector<Value>>>();
-  for (int64_t i = 0; i < n; ++i) {
-    count(1);
-    auto iter_scope = std::make_shared<Scope>(Scope{scope, {}});
-    assign(s.target, items[i], *iter_scope);
-    Value loop = Value::make_dict(DictData::Type::Loop);
-    DictData& d = loop.dict();
-    d.set("index", Value(i + 1));
-    d.set("index0", Value(i));
-    d.set("revindex", Value(n - i));
-    d.set("revindex0", Value(n - i - 1));
-    d.set("first", Value(i == 0));
-    d.set("last", Value(i == n - 1));
-    d.set("length", Value(n));
-    d.set("depth", Value(depth));
-    d.set("depth0", Value(depth - 1));
-    d.set("previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item"));
-    d.set("nextitem", i + 1 < n ? items[i + 1] : Value::undefined("there is no next item"));
-    d.set("cycle", Value::make_callable("cycle", [i](Interpreter&, CallArgs& a) -> Value {
-            if (a.args.empty()) throw TemplateError("TypeError", "no items for cycling given");
-            return a.args[static_cast<size_t>(i) % a.args.size()];
-          }));
-    d.set("changed", Value::make_callable("changed", [last_changed](Interpreter&, CallArgs& a) -> Value {
-            bool same = last_changed->has_value() && (*last_changed)->size() == a.args.size();
-            for (size_t k = 0; same && k < a.args.size(); ++k) same = values_equal((**last_changed)[k], a.args[k]);
-            if (same) return Value(false);
-            *last_changed = a.args;
-            return Value(true);
-          }));
-    if (s.recursive) {
-      // loop(children) renders the same loop body one level deeper.
-      const For* stmt = &s;
-      std::weak_ptr<Scope> weak = scope;
-      d.set("__call__", Value::make_callable("loop", [this, stmt, weak, depth](Interpreter&, CallArgs& a) -> Value {
-              if (a.args.size() != 1) throw TemplateError("TypeError", "loop() takes exactly one argument");
-              auto sc = weak.lock();
-              if (!sc) throw TemplateError("TemplateRuntimeError", "loop called outside of its scope");
-              if (++call_depth_ > limits_.max_call_depth) {
-                --call_depth_;
-                throw_limit_error("recursion deeper than " + std::to_string(limits_.max_call_depth));
-              }
-              std::string buf;
-              std::string* saved = out_;
-              out_ = &buf;
-              try {
-                std::vector<Value> sub = py::iterate(a.args[0]);
-                if (!sub.empty()) run_loop(*stmt, sc, std::move(sub), depth + 1);
-              } catch (...) {
-                out_ = saved;
-                --call_depth_;
-                throw;
-              }
+  d.set("cycle", Value::make_callable("cycle", [index](Interpreter&, CallArgs& a) -> Value {
+          if (a.args.empty()) throw TemplateError("TypeError", "no items for cycling given");
+          return a.args[static_cast<size_t>(*index) % a.args.size()];
+        }));
+  d.set("changed", Value::make_callable("changed", [last_changed](Interpreter&, CallArgs& a) -> Value {
+          bool same = last_changed->has_value() && (*last_changed)->size() == a.args.size();
+          for (size_t k = 0; same && k < a.args.size(); ++k) same = values_equal((**last_changed)[k], a.args[k]);
+          if (same) return Value(false);
+          *last_changed = a.args;
+          return Value(true);
+        }));
+  if (s.recursive) {
+    // loop(children) renders the same loop body one level deeper.
+    const For* stmt = &s;
+    std::weak_ptr<Scope> weak = scope;
+    d.set("__call__", Value::make_callable("loop", [this, stmt, weak, depth](Interpreter&, CallArgs& a) -> Value {
+            if (a.args.size() != 1) throw TemplateError("TypeError", "loop() takes exactly one argument");
+            auto sc = weak.lock();
+            if (!sc) throw TemplateError("TemplateRuntimeError", "loop called outside of its scope");
+            if (call_depth_ + 1 > limits_.max_call_depth)
+              throw_limit_error("recursion deeper than " + std::to_string(limits_.max_call_depth));
+            ++call_depth_;
+            std::string buf;
+            std::string* saved = out_;
+            out_ = &buf;
+            try {
+              std::vector<Value> sub = py::iterate(a.args[0]);
+              if (!sub.empty()) run_loop(*stmt, sc, std::move(sub), depth + 1);
+            } catch (...) {
               out_ = saved;
               --call_depth_;
-              return Value(std::move(buf));
-            }));
-      captured_.push_back(scope);
-    }
-    iter_scope->vars["loop"] = std::move(loop);
+              throw;
+            }
+            out_ = saved;
+            --call_depth_;
+            return Value(std::move(buf));
+          }));
+    captured_.push_back(scope);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    count(1);
+    *index = i;
+    auto& e = d.entries;
+    e[0].second = Value(i + 1);
+    e[1].second = Value(i);
+    e[2].second = Value(n - i);
+    e[3].second = Value(n - i - 1);
+    e[4].second = Value(i == 0);
+    e[5].second = Value(i == n - 1);
+    e[6].second = Value(n);
+    e[7].second = Value(depth);
+    e[8].second = Value(depth - 1);
+    e[9].second = i > 0 ? items[i - 1] : Value::undefined("there is no previous item");
+    e[10].second = i + 1 < n ? items[i + 1] : Value::undefined("there is no next item");
+    auto iter_scope = std::make_shared<Scope>(Scope{scope, {}});
+    assign(s.target, items[i], *iter_scope);
+    iter_scope->vars["loop"] = loop;
     const Flow f = exec_body(s.body, iter_scope);
     if (f == Flow::Break) break;
   }

@@ -217,7 +217,7 @@ void append_json_string(std::string& out, std::string_view s, bool ensure_ascii)
         if (cp < 0x20) {
           std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
           out += buf;
-        } else if (ensure_ascii && cp > 0x7F) {
+        } else if (ensure_ascii && cp >= 0x7F) {  // Python escapes DEL too
           if (cp >= 0x10000) {
             const char32_t v = cp - 0x10000;
             std::snprintf(buf, sizeof(buf), "\\u%04x\\u%04x", static_cast<unsigned>(0xD800 + (v >> 10)),

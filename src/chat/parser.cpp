@@ -78,6 +78,13 @@ class Parser {
     ~DepthGuard() { --p.depth_; }
   };
 
+  // Each link of an operator or postfix chain deepens the tree the
+  // interpreter walks recursively, so chains count toward the nesting limit.
+  void chain_link(int& links) {
+    if (depth_ + ++links > opt_.max_nesting)
+      fail("expression too deeply nested (limit " + std::to_string(opt_.max_nesting) + ")");
+  }
+
   // ---- statements ----
   Body subparse(const std::set<std::string>& end_tokens) {
     DepthGuard guard(*this);
@@ -365,6 +372,7 @@ class Parser {
   }
 
   ExprPtr parse_condexpr() {
+    DepthGuard guard(*this);
     ExprPtr e = parse_or();
     while (is_name("if")) {
       auto c = std::make_unique<Cond>(cur().line);
@@ -379,7 +387,9 @@ class Parser {
 
   ExprPtr parse_or() {
     ExprPtr l = parse_and();
+    int links = 0;
     while (is_name("or")) {
+      chain_link(links);
       const int line = cur().line;
       next();
       l = std::make_unique<Binary>("or", std::move(l), parse_and(), line);
@@ -389,7 +399,9 @@ class Parser {
 
   ExprPtr parse_and() {
     ExprPtr l = parse_not();
+    int links = 0;
     while (is_name("and")) {
+      chain_link(links);
       const int line = cur().line;
       next();
       l = std::make_unique<Binary>("and", std::move(l), parse_not(), line);
@@ -437,7 +449,9 @@ class Parser {
 
   ExprPtr parse_math1() {
     ExprPtr l = parse_concat();
+    int links = 0;
     while (is_op("+") || is_op("-")) {
+      chain_link(links);
       const std::string op = cur().text;
       const int line = cur().line;
       next();
@@ -448,7 +462,9 @@ class Parser {
 
   ExprPtr parse_concat() {
     ExprPtr l = parse_math2();
+    int links = 0;
     while (is_op("~")) {
+      chain_link(links);
       const int line = cur().line;
       next();
       l = std::make_unique<Binary>("~", std::move(l), parse_math2(), line);
@@ -458,7 +474,9 @@ class Parser {
 
   ExprPtr parse_math2() {
     ExprPtr l = parse_pow();
+    int links = 0;
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      chain_link(links);
       const std::string op = cur().text;
       const int line = cur().line;
       next();
@@ -469,7 +487,9 @@ class Parser {
 
   ExprPtr parse_pow() {
     ExprPtr l = parse_unary(true);
+    int links = 0;
     while (is_op("**")) {
+      chain_link(links);
       const int line = cur().line;
       next();
       l = std::make_unique<Binary>("**", std::move(l), parse_unary(true), line);
@@ -570,7 +590,9 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
+    int links = 0;
     for (;;) {
+      chain_link(links);
       if (is_op(".") || is_op("["))
         node = parse_subscript(std::move(node));
       else if (is_op("("))
@@ -581,7 +603,9 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
+    int links = 0;
     for (;;) {
+      chain_link(links);
       if (is_op("|"))
         node = parse_filter(std::move(node), false);
       else if (is_name("is"))

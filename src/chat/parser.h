@@ -15,7 +15,7 @@ struct ParserOptions {
   LexerOptions lexer;
   // Deepest nesting of statements/brackets/unary operators accepted; deeper
   // templates are refused instead of exhausting the C++ stack.
-  int max_nesting = 128;
+  int max_nesting = 256;
 };
 
 // Throws TemplateError("TemplateSyntaxError", ...) with the line.
