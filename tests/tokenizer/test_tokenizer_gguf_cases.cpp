@@ -62,8 +62,6 @@ void converted_through_file(const std::string& name, const std::string& vocab_ca
   const Tokenizer tok = Tokenizer::from_metadata(f.metadata());
   const std::string base = shared_data() + "/vocab/" + vocab_case;
   EXPECT_EQ(check_cases(tok, base + ".inp", base + ".out"), (int)read_expected(base + ".out").size());
-  EXPECT_EQ(check_cases(tok, shared_data() + "/tokenizers/cases.inp", dir + "/cases.out"),
-            (int)read_expected(dir + "/cases.out").size());
   EXPECT_FALSE(tok.vocab().chat_template().empty());
   std::filesystem::remove(path);
 }
