@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
+#include "core/error.h"
 #include "runtime/forward.h"
 
 namespace oscar {
@@ -53,7 +56,8 @@ double max_rel_err(const float* got, const float* ref, int rows, int n) {
 class ForwardReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ForwardReference, MatchesNumPyInEveryBatching) {
-  if (run("python3 -c 'import numpy' 2>/dev/null") != 0) GTEST_SKIP() << "python3-numpy not installed";
+  // numpy comes from the setup script; its absence is a broken setup, not a skip.
+  ASSERT_EQ(run(std::string(OSCAR_PYTHON) + " -c 'import numpy'"), 0) << "python3-numpy missing";
   const std::string arch = GetParam();
   const std::string dir = tmp_dir();
   const std::string model_path = dir + "/" + arch + ".gguf";
@@ -62,7 +66,7 @@ TEST_P(ForwardReference, MatchesNumPyInEveryBatching) {
             0);
   const std::vector<int> tokens = {5, 71, 250, 3, 99, 101, 17, 42, 8, 200, 64, 33, 1, 150};
   const int T = (int)tokens.size();
-  std::string cmd = "python3 " + std::string(OSCAR_SOURCE_DIR) + "/tests/reference/transformer_ref.py " +
+  std::string cmd = std::string(OSCAR_PYTHON) + " " + std::string(OSCAR_SOURCE_DIR) + "/tests/reference/transformer_ref.py " +
                     model_path + " " + dir + "/ref.bin";
   for (int t : tokens) cmd += " " + std::to_string(t);
   ASSERT_EQ(run(cmd), 0);
