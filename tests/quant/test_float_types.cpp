@@ -102,7 +102,7 @@ std::vector<Isa> available_isas() {
 std::vector<uint8_t> make_rows(std::mt19937& rng, TensorType t, int64_t n, int rows, size_t stride,
                                std::vector<float>* values) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<uint8_t> w(stride * rows + 64, 0xEE);
+  std::vector<uint8_t> w(stride * rows, 0xEE);  // exact size: sanitizers see over-reads
   values->assign((size_t)(n * rows), 0.0f);
   std::vector<float> x((size_t)n);
   for (int r = 0; r < rows; ++r) {
