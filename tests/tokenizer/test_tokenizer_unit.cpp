@@ -90,6 +90,35 @@ std::vector<KeyValue> spm_vocab() {
           {"tokenizer.ggml.token_type", ints(types)}};
 }
 
+// A Gemma 4 style vocabulary: code-point BPE with ranked merges, ▁ spaces,
+// byte tokens and newline-run tokens that are plain (NORMAL) tokens, as in a
+// GGUF made by llama.cpp's converter.
+std::vector<KeyValue> gemma_vocab() {
+  std::vector<std::string> toks = {"<pad>", "<eos>", "<bos>", "<unk>"};
+  std::vector<int32_t> types = {3, 3, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    toks.push_back(buf);
+    types.push_back(6);
+  }
+  const std::string S = "\xE2\x96\x81";  // ▁
+  for (const std::string& t : {S, std::string("a"), std::string("b"), S + "a", std::string("ab"), S + "ab",
+                               std::string("\n"), std::string("\n\n")}) {
+    toks.push_back(t);
+    types.push_back(1);
+  }
+  std::vector<float> scores(toks.size(), 0.0f);
+  return {{"tokenizer.ggml.model", Value::str("gemma4")},
+          {"tokenizer.ggml.tokens", strings(toks)},
+          {"tokenizer.ggml.scores", floats(scores)},
+          {"tokenizer.ggml.token_type", ints(types)},
+          {"tokenizer.ggml.merges", strings({"a b", S + " a", S + "a b", "\n \n"})},
+          {"tokenizer.ggml.bos_token_id", Value::u32(2)},
+          {"tokenizer.ggml.eos_token_id", Value::u32(1)},
+          {"tokenizer.ggml.add_space_prefix", Value::boolean(false)}};
+}
+
 std::vector<std::string> texts(const Tokenizer& tok, const std::vector<TokenId>& ids) {
   std::vector<std::string> out;
   for (TokenId id : ids) out.push_back(tok.vocab().text(id));
@@ -154,7 +183,9 @@ TEST(ByteBpe, LosslessOnArbitraryBytes) {
     // NFC leaves alone (invalid UTF-8 is passed through untouched).
     const auto ids = tok.tokenize(s, false, false);
     const std::string back = tok.detokenize(ids);
-    if (nfc(s) == s) EXPECT_EQ(back, s) << "iteration " << iter;
+    if (nfc(s) == s) {
+      EXPECT_EQ(back, s) << "iteration " << iter;
+    }
   }
 }
 
@@ -177,6 +208,21 @@ TEST(Spm, RoundTrip) {
     EXPECT_EQ(tok.detokenize(tok.tokenize(s, false, false)), s);
     EXPECT_EQ(tok.detokenize(tok.tokenize(s, true, false), true), s);
   }
+}
+
+TEST(GemmaBpe, RanksNewlinesAndByteFallback) {
+  const Tokenizer tok = Tokenizer::from_metadata(gemma_vocab());
+  const std::string S = "\xE2\x96\x81";
+  // "a b" (rank 0) fires before "▁ a" (rank 1): " ab" -> ▁ + ab, then "▁a b"
+  // can no longer apply.
+  EXPECT_EQ(texts(tok, tok.tokenize(" ab", false, false)), (std::vector<std::string>{S, "ab"}));
+  EXPECT_EQ(texts(tok, tok.tokenize(" a", false, false)), (std::vector<std::string>{S + "a"}));
+  // Newline runs are split off; no dummy prefix; unknown characters -> bytes.
+  EXPECT_EQ(texts(tok, tok.tokenize("a\n\nb\xC3\xA9", false, false)),
+            (std::vector<std::string>{"a", "\n\n", "b", "<0xC3>", "<0xA9>"}));
+  const auto ids = tok.tokenize("ab \n\xC3\xA9", true, false);
+  EXPECT_EQ(ids.front(), 2);  // Gemma adds BOS
+  EXPECT_EQ(tok.detokenize(ids, true), "ab \n\xC3\xA9");
 }
 
 TEST(Stream, HoldsBackSplitCharacters) {

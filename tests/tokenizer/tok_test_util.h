@@ -72,7 +72,10 @@ inline std::vector<std::vector<TokenId>> read_expected(const std::string& path) 
 
 inline std::string ids_str(const std::vector<TokenId>& ids) {
   std::string s;
-  for (TokenId id : ids) s += " " + std::to_string(id);
+  for (TokenId id : ids) {
+    s += ' ';
+    s += std::to_string(id);
+  }
   return s;
 }
 
