@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "tokenizer/hf_json_reader.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/unicode.h"
 #include "tokenizer/vocab.h"
@@ -86,30 +87,8 @@ bool is_byte_token(const std::string& t) {
          std::isxdigit((unsigned char)t[4]);
 }
 
-// Merges as "left right"; in the pair format a space inside a part is written
-// as U+0120, as gguf-py does, so the single separating space stays unique.
-std::vector<std::pair<std::string, std::string>> read_merges(const json& model, const std::string& name) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (!model.contains("merges")) return out;
-  const json& ms = model["merges"];
-  if (!ms.is_array()) throw Error("'" + name + "': model.merges is not an array");
-  out.reserve(ms.size());
-  for (size_t i = 0; i < ms.size(); ++i) {
-    const json& m = ms[i];
-    if (m.is_string()) {
-      const std::string s = m.get<std::string>();
-      const size_t sp = s.find(' ', 1);
-      if (sp == std::string::npos) throw Error("'" + name + "': merge " + std::to_string(i) + " has no space");
-      out.emplace_back(s.substr(0, sp), s.substr(sp + 1));
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      out.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-    } else {
-      throw Error("'" + name + "': merge " + std::to_string(i) + " has an unknown format");
-    }
-  }
-  return out;
-}
-
+// Merges are written "left right"; a space inside a part becomes U+0120,
+// as gguf-py does, so the single separating space stays unique.
 std::string encode_merge_part(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -134,7 +113,8 @@ std::string config_token(const json& cfg, const std::string& key) {
 
 std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_json, std::string_view config_json,
                                                   const std::string& name) {
-  const json j = parse(tokenizer_json, name);
+  HfTokenizerJson parsed = read_hf_tokenizer_json(tokenizer_json, name);
+  const json& j = parsed.doc;
   const json cfg = config_json.empty() ? json::object() : parse(config_json, "tokenizer_config.json");
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
     throw Error("'" + name + "' has no \"model\" object");
@@ -142,8 +122,7 @@ std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_jso
   const std::string mtype = model.value("type", "BPE");
   if (mtype != "BPE")
     throw Error("'" + name + "': tokenizer model type '" + mtype + "' is not supported (only BPE)");
-  if (!model.contains("vocab") || !model["vocab"].is_object())
-    throw Error("'" + name + "': model.vocab is missing or not an object");
+  if (!parsed.has_vocab) throw Error("'" + name + "': model.vocab is missing or not an object");
 
   const json normalizer = j.value("normalizer", json());
   const json pre = j.value("pre_tokenizer", json());
@@ -197,11 +176,9 @@ std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_jso
 
   // --- tokens ------------------------------------------------------------
   std::map<int64_t, std::string> by_id;
-  for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
-    if (!it.value().is_number_integer()) throw Error("'" + name + "': vocab entry '" + it.key() + "' has no integer id");
-    const int64_t id = it.value().get<int64_t>();
-    if (id < 0 || id > INT32_MAX) throw Error("'" + name + "': vocab id out of range for '" + it.key() + "'");
-    by_id[id] = it.key();
+  for (auto& [text, id] : parsed.vocab) {
+    if (id < 0 || id > INT32_MAX) throw Error("'" + name + "': vocab id out of range for '" + text + "'");
+    by_id[id] = std::move(text);
   }
   struct Added {
     std::string content;
@@ -252,7 +229,7 @@ std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_jso
     score_vals.push_back(score);
   }
 
-  const auto merges = read_merges(model, name);
+  const auto& merges = parsed.merges;
   std::vector<Value> merge_values;
   merge_values.reserve(merges.size());
   for (const auto& [l, r] : merges) merge_values.push_back(Value::str(encode_merge_part(l) + " " + encode_merge_part(r)));

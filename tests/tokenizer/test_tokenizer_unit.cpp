@@ -382,6 +382,23 @@ TEST(HfJson, ConvertsSmallByteLevelTokenizer) {
   EXPECT_EQ(tok.tokenize("ab a<|x|><tag>", false, true), (std::vector<TokenId>{2, 4, 5, 6}));
 }
 
+TEST(HfJson, StreamedVocabAndMerges) {
+  // Old-style "a b" merges, a "vocab" key elsewhere that must stay in the
+  // tree, and nested arrays in other members.
+  const std::string tj = R"({
+    "extra": {"vocab": {"zz": 1}, "list": [[1, 2], [3]]},
+    "pre_tokenizer": {"type": "ByteLevel", "use_regex": true},
+    "decoder": {"type": "ByteLevel"},
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}
+  })";
+  const auto kv = vocab_metadata_from_hf_text(tj, "");
+  const Tokenizer tok = Tokenizer::from_metadata(kv);
+  EXPECT_EQ(tok.vocab().n_tokens(), 3u);
+  EXPECT_EQ(tok.vocab().pre(), "gpt-2");
+  EXPECT_EQ(tok.vocab().n_merges(), 1u);
+  EXPECT_EQ(tok.tokenize("ab", false, false), (std::vector<TokenId>{2}));
+}
+
 TEST(HfJson, RejectsUnsupported) {
   auto err = [](const std::string& j) {
     try {
@@ -397,6 +414,9 @@ TEST(HfJson, RejectsUnsupported) {
                    "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "x+"}},
                    "decoder": {"type": "ByteLevel"}})")
                 .find("pre-tokenizer regex"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"model": {"type": "BPE", "vocab": {"a": "x"}}})").find("no integer id"), std::string::npos);
+  EXPECT_NE(err(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a"]]}})").find("not a pair"),
             std::string::npos);
   EXPECT_THROW(vocab_metadata_from_hf("/nonexistent/tokenizer.json", ""), Error);
 }
