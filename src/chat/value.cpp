@@ -110,7 +110,7 @@ Value Value::make_list(std::vector<Value> items, bool tuple) {
   return v;
 }
 
-Value Value::make_dict(DictData::Type type) {
+Value Value::make_dict(DictType type) {
   Value v;
   auto d = std::make_shared<DictData>();
   d->type = type;

@@ -20,41 +20,17 @@ namespace oscar::chat {
 class Value;
 class Interpreter;
 
-// Arguments of a call: positional, then keyword in call order.
-struct CallArgs {
-  std::vector<Value> args;
-  std::vector<std::pair<std::string, Value>> kwargs;
-};
+// Kinds of dict-like objects. Dict: a Python dict. Namespace: jinja2's
+// namespace() object (attribute access only, assignable via `set ns.x`).
+// Loop: the `loop` variable.
+enum class DictType { Dict, Namespace, Loop };
+
+struct ListData;
+struct DictData;
+struct CallableData;
+struct CallArgs;
 
 using NativeFn = std::function<Value(Interpreter&, CallArgs&)>;
-
-struct ListData {
-  std::vector<Value> items;
-  bool is_tuple = false;
-};
-
-// An insertion-ordered dict. Keys are hashable scalars; `index` maps a
-// canonical form of the key (see dict_key) to its entry, so 1, 1.0 and True
-// are the same key as in Python.
-struct DictData {
-  // Dict: a Python dict. Namespace: jinja2's namespace() object (attribute
-  // access only, assignable via `set ns.x`). Loop: the `loop` variable.
-  enum class Type { Dict, Namespace, Loop };
-  Type type = Type::Dict;
-  std::vector<std::pair<Value, Value>> entries;
-  std::unordered_map<std::string, size_t> index;
-
-  const Value* find(const Value& key) const;
-  const Value* find_str(std::string_view key) const;
-  void set(const Value& key, Value v);
-  size_t size() const { return entries.size(); }
-};
-
-struct CallableData {
-  std::string name;
-  NativeFn fn;
-  bool is_macro = false;
-};
 
 class Value {
  public:
@@ -82,7 +58,7 @@ class Value {
     return v;
   }
   static Value make_list(std::vector<Value> items = {}, bool tuple = false);
-  static Value make_dict(DictData::Type type = DictData::Type::Dict);
+  static Value make_dict(DictType type = DictType::Dict);
   static Value make_callable(std::string name, NativeFn fn, bool is_macro = false);
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
@@ -95,10 +71,10 @@ class Value {
   bool is_number() const { return is_int() || is_float() || is_bool(); }
   bool is_string() const { return kind() == Kind::String; }
   bool is_list() const { return kind() == Kind::List; }
-  bool is_tuple() const { return is_list() && list().is_tuple; }
+  bool is_tuple() const;
   bool is_dict() const { return kind() == Kind::Dict; }
   // A real Python dict (not a namespace or loop object).
-  bool is_mapping() const { return is_dict() && dict().type == DictData::Type::Dict; }
+  bool is_mapping() const;
   bool is_callable() const { return kind() == Kind::Callable; }
 
   bool as_bool() const { return std::get<bool>(v_); }
@@ -133,6 +109,41 @@ class Value {
                std::shared_ptr<DictData>, std::shared_ptr<CallableData>>
       v_;
 };
+
+// Arguments of a call: positional, then keyword in call order.
+struct CallArgs {
+  std::vector<Value> args;
+  std::vector<std::pair<std::string, Value>> kwargs;
+};
+
+struct ListData {
+  std::vector<Value> items;
+  bool is_tuple = false;
+};
+
+// An insertion-ordered dict. Keys are hashable scalars; `index` maps a
+// canonical form of the key (see dict_key) to its entry, so 1, 1.0 and True
+// are the same key as in Python.
+struct DictData {
+  using Type = DictType;
+  Type type = Type::Dict;
+  std::vector<std::pair<Value, Value>> entries;
+  std::unordered_map<std::string, size_t> index;
+
+  const Value* find(const Value& key) const;
+  const Value* find_str(std::string_view key) const;
+  void set(const Value& key, Value v);
+  size_t size() const { return entries.size(); }
+};
+
+struct CallableData {
+  std::string name;
+  NativeFn fn;
+  bool is_macro = false;
+};
+
+inline bool Value::is_tuple() const { return is_list() && list().is_tuple; }
+inline bool Value::is_mapping() const { return is_dict() && dict().type == DictData::Type::Dict; }
 
 // Python float repr: shortest round-trip digits, exponent form when the
 // decimal exponent is < -4 or >= 16 ("1e+16", "1.5e-05", "3.0").
