@@ -16,6 +16,7 @@
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine.h"
 #include "run_settings.h"
 #include "runtime/forward.h"
 #include "sampling/sampler.h"
@@ -72,27 +73,18 @@ int run(int argc, char** argv) {
   const tools::RunSettings s = tools::parse_run_settings(argc, argv);
   if (s.model.empty()) throw Error("missing -m MODEL (see --help)");
   const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
-  if (s.n_gpu_layers > 0) log.info("-ngl " + std::to_string(s.n_gpu_layers) + " ignored: this build has no GPU backend");
-  const CpuFeatures cpu = detect_cpu();
-  log.info("cpu: " + cpu.describe());
-  const quant::QuantTable table(cpu);
   auto t_load = Clock::now();
-  auto model = model::Model::load(s.model, table, log);
-  const tok::Tokenizer tokenizer = tok::Tokenizer::from_metadata(model->file().metadata());
+  auto engine = tools::Engine::load(s, log);
+  const model::Model& model = engine->model();
+  const tok::Tokenizer& tokenizer = engine->tokenizer();
   log.info("load: " + std::to_string((int)ms_since(t_load)) + " ms");
 
-  const int n_ctx = s.n_ctx == 0 ? model->config().n_ctx_train : s.n_ctx;
-  kv::KvCacheConfig kc;
-  kc.type_k = s.cache_k;
-  kc.type_v = s.cache_v;
-  kc.n_seq = 1;
-  kc.n_ctx_seq = n_ctx;
-  kv::KvCache cache(model->config(), kc, table);
-  ThreadPool pool(s.n_threads);
-  runtime::Forward fwd(*model, cache, pool);
+  const int n_ctx = engine->context_size(s);
+  auto cache = engine->make_cache(s, 1, n_ctx);
+  runtime::Forward fwd(model, *cache, engine->pool());
   sampling::Sampler sampler(s.sampling);
   LogitsDump dump(s.dump_logits);
-  const int n_vocab = model->config().n_vocab;
+  const int n_vocab = model.config().n_vocab;
 
   std::vector<tok::TokenId> prompt = tokenizer.tokenize(s.prompt, /*add_special=*/true, /*parse_special=*/true);
   if (prompt.empty()) {

@@ -1,0 +1,45 @@
+// What every tool sets up from its settings: CPU features, the quant table,
+// the model, its tokenizer, the thread pool, and KV caches on request.
+// Heap-allocated and non-movable because the model points into the table.
+#pragma once
+
+#include <memory>
+
+#include "core/cpu_features.h"
+#include "core/log.h"
+#include "core/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+#include "quant/quant.h"
+#include "run_settings.h"
+#include "tokenizer/tokenizer.h"
+
+namespace oscar::tools {
+
+class Engine {
+ public:
+  // Loads s.model (throws Error when absent or invalid).
+  static std::unique_ptr<Engine> load(const RunSettings& s, const Logger& log);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const CpuFeatures& cpu() const { return cpu_; }
+  const quant::QuantTable& quant_table() const { return table_; }
+  const model::Model& model() const { return *model_; }
+  const tok::Tokenizer& tokenizer() const { return *tokenizer_; }
+  ThreadPool& pool() { return *pool_; }
+
+  // The context size the settings ask for (-c 0: the model's).
+  int context_size(const RunSettings& s) const;
+  std::unique_ptr<kv::KvCache> make_cache(const RunSettings& s, int n_seq, int n_ctx_seq) const;
+
+ private:
+  Engine() : cpu_(detect_cpu()), table_(cpu_) {}
+  CpuFeatures cpu_;
+  quant::QuantTable table_;
+  std::unique_ptr<model::Model> model_;
+  std::unique_ptr<tok::Tokenizer> tokenizer_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace oscar::tools
