@@ -21,7 +21,11 @@ std::vector<std::string_view> utf8_chars(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     size_t n = utf8_seq_len((uint8_t)s[i]);
-    if (n > s.size() - i) n = s.size() - i;
+    // A lead byte without all its continuation bytes stands alone, so a
+    // malformed sequence never swallows the (valid) bytes after it.
+    bool ok = n <= s.size() - i;
+    for (size_t k = 1; ok && k < n; ++k) ok = ((uint8_t)s[i + k] & 0xC0) == 0x80;
+    if (!ok) n = 1;
     out.push_back(s.substr(i, n));
     i += n;
   }

@@ -19,8 +19,8 @@ inline constexpr std::string_view kSpmSpace = "\xE2\x96\x81";
 // or invalid lead bytes, so malformed input always advances).
 size_t utf8_seq_len(uint8_t lead);
 
-// Splits `s` into code points (malformed bytes become one-byte pieces; a
-// truncated sequence at the end becomes one piece).
+// Splits `s` into code points; every byte of a malformed sequence becomes a
+// one-byte piece.
 std::vector<std::string_view> utf8_chars(std::string_view s);
 
 void append_utf8(std::string& out, char32_t cp);

@@ -225,6 +225,21 @@ TEST(GemmaBpe, RanksNewlinesAndByteFallback) {
   EXPECT_EQ(tok.detokenize(ids, true), "ab \n\xC3\xA9");
 }
 
+// Byte fallback makes SentencePiece-style vocabularies lossless even on
+// malformed UTF-8 (a broken sequence must not swallow a following space).
+TEST(Spm, LosslessOnArbitraryBytes) {
+  const Tokenizer spm = Tokenizer::from_metadata(spm_vocab());
+  const Tokenizer gemma = Tokenizer::from_metadata(gemma_vocab());
+  std::mt19937 rng(11);
+  for (int iter = 0; iter < 300; ++iter) {
+    std::string s;
+    const int n = (int)(rng() % 40);
+    for (int i = 0; i < n; ++i) s += (rng() % 4 == 0) ? ' ' : (char)(rng() % 256);
+    EXPECT_EQ(spm.detokenize(spm.tokenize(s, false, false)), s) << "iteration " << iter;
+    EXPECT_EQ(gemma.detokenize(gemma.tokenize(s, false, false)), s) << "iteration " << iter;
+  }
+}
+
 TEST(Stream, HoldsBackSplitCharacters) {
   const Tokenizer tok = Tokenizer::from_metadata(spm_vocab());
   // "é🦙" is byte-fallback only: one token per byte.
