@@ -36,7 +36,17 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& context) const {
   if (!eos_.empty()) globals->vars["eos_token"] = Value(eos_);
   for (auto it = context.begin(); it != context.end(); ++it) globals->vars[it.key()] = value_from_json(it.value());
   Interpreter interp(impl_->options.limits);
-  return interp.render(impl_->tmpl, globals);
+  try {
+    return interp.render(impl_->tmpl, globals);
+  } catch (const TemplateError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw TemplateError("MemoryError", "out of memory while rendering the template");
+  } catch (const std::exception& e) {
+    // Not expected: a bug in the engine. Report it as a template error so a
+    // server keeps running; the fuzz target treats this kind as a crash.
+    throw TemplateError("InternalError", e.what());
+  }
 }
 
 std::string ChatTemplate::render(const nlohmann::json& context) const {

@@ -128,6 +128,13 @@ Value Value::make_callable(std::string name, NativeFn fn, bool is_macro) {
   return v;
 }
 
+int64_t Value::int_value() const {
+  if (is_int()) return as_int();
+  if (is_bool()) return as_bool() ? 1 : 0;
+  if (is_undefined()) throw_undefined_error(undefined_hint());
+  throw_type_error("'" + type_name() + "' object cannot be interpreted as an integer");
+}
+
 double Value::number() const {
   if (is_float()) return as_float();
   return static_cast<double>(int_value());

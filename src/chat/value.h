@@ -80,8 +80,9 @@ class Value {
   bool as_bool() const { return std::get<bool>(v_); }
   int64_t as_int() const { return std::get<int64_t>(v_); }
   double as_float() const { return std::get<double>(v_); }
-  // Int or bool as an integer (Python's int(True) == 1).
-  int64_t int_value() const { return is_bool() ? (as_bool() ? 1 : 0) : as_int(); }
+  // Int or bool as an integer (Python's int(True) == 1); TypeError for
+  // anything else, as Python raises where an integer is required.
+  int64_t int_value() const;
   // Any number as a double.
   double number() const;
   const std::string& str() const { return std::get<std::string>(v_); }

@@ -133,3 +133,19 @@ TEST(JinjaLimits, ErrorsCarryTheTemplateLine) {
 
 }  // namespace
 }  // namespace oscar::chat
+
+namespace oscar::chat {
+namespace {
+
+// Inputs the fuzzer found; each must fail cleanly with a TemplateError.
+TEST(JinjaFuzzFindings, NonIntegerWhereAnIntegerIsNeeded) {
+  EXPECT_EQ(error_kind("{{ 'a b'.split(' ', nope) }}"), "UndefinedError");
+  EXPECT_EQ(error_kind("{{ 'a b'.split(' ', 1.5) }}"), "TypeError");
+  EXPECT_EQ(error_kind("{{ 'x'.center('a') }}"), "TypeError");
+  EXPECT_EQ(error_kind("{{ [1, 2]|batch('a')|list }}"), "TypeError");
+  EXPECT_EQ(error_kind("{{ 'abc'[1:'x'] }}"), "TypeError");
+  EXPECT_EQ(error_kind("{{ '%*d' % ('a', 1) }}"), "TypeError");
+}
+
+}  // namespace
+}  // namespace oscar::chat
