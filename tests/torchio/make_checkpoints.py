@@ -6,6 +6,7 @@ back, for the C++ reader's tests. Run with Debian's python3 (python3-torch).
                                            an OSCAR rotation checkpoint
   make_checkpoints.py dump PT OUT          rotations then eigenvalues of every
                                            layer (sorted), raw float32
+  make_checkpoints.py batch FILE           the commands above, one per line
 """
 import collections
 import json
@@ -85,12 +86,18 @@ def dump(pt, out):
             ck["layers"][i]["eigenvalues"].float().contiguous().numpy().tofile(f)
 
 
-if __name__ == "__main__":
-    cmd = sys.argv[1]
-    if cmd == "gen":
-        gen(sys.argv[2])
+def main(argv):
+    cmd = argv[0]
+    if cmd == "batch":  # one command per line; saves a torch import per file
+        import shlex
+        with open(argv[1]) as f:
+            for line in f:
+                if line.strip():
+                    main(shlex.split(line))
+    elif cmd == "gen":
+        gen(argv[1])
     elif cmd == "rot":
-        args = sys.argv[2:]
+        args = argv[1:]
         kw = {}
         if "--scale" in args:
             kw["scale"] = float(args[args.index("--scale") + 1])
@@ -100,6 +107,10 @@ if __name__ == "__main__":
             kw["str_keys"] = True
         rot(args[0], int(args[1]), int(args[2]), int(args[3]), **kw)
     elif cmd == "dump":
-        dump(sys.argv[2], sys.argv[3])
+        dump(argv[1], argv[2])
     else:
         sys.exit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
