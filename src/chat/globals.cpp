@@ -72,8 +72,9 @@ void install_globals(Scope& scope, const GlobalsConfig& cfg) {
     fill_dict(d, a, "dict");
     return d;
   });
-  scope.vars["namespace"] = Value::make_callable("namespace", [](Interpreter&, CallArgs& a) {
+  scope.vars["namespace"] = Value::make_callable("namespace", [](Interpreter& in, CallArgs& a) {
     Value d = Value::make_dict(DictData::Type::Namespace);
+    in.adopt_namespace(d);
     fill_dict(d, a, "namespace");
     return d;
   });

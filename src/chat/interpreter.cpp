@@ -178,6 +178,11 @@ std::string Interpreter::render(const Template& tmpl, const std::shared_ptr<Scop
   struct Cleanup {
     Interpreter& in;
     ~Cleanup() {
+      for (Value& ns : in.namespaces_) {
+        ns.dict().entries.clear();
+        ns.dict().index.clear();
+      }
+      in.namespaces_.clear();
       in.captured_.clear();
       in.out_ = nullptr;
     }
@@ -320,6 +325,7 @@ void Interpreter::run_loop(const For& s, const ScopePtr& scope, std::vector<Valu
   // LoopContext is likewise a single mutable object). Entries are written
   // by position to keep iterations cheap.
   Value loop = Value::make_dict(DictData::Type::Loop);
+  adopt_namespace(loop);  // loop.changed() may be handed the loop itself: a cycle
   DictData& d = loop.dict();
   static constexpr const char* kFields[] = {"index", "index0",   "revindex", "revindex0", "first",   "last",
                                             "length", "depth",   "depth0",   "previtem",  "nextitem"};

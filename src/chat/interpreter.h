@@ -53,6 +53,10 @@ class Interpreter {
   // Throws LimitError if a string/list of n bytes/items would be too large.
   void check_size(size_t n) const;
   const RenderLimits& limits() const { return limits_; }
+  // Registers a namespace() or loop object. They are the only mutable
+  // values, hence the only way to build a reference cycle (`set ns.me = ns`);
+  // they are emptied when the render ends so reference counting frees them.
+  void adopt_namespace(const Value& ns) { namespaces_.push_back(ns); }
 
  private:
   enum class Flow { Normal, Break, Continue };
@@ -84,6 +88,7 @@ class Interpreter {
   // weakly (a scope holding its own macro would otherwise be a cycle), and
   // this list keeps them alive until the render ends.
   std::vector<ScopePtr> captured_;
+  std::vector<Value> namespaces_;
 };
 
 // Python semantics shared by the interpreter and the builtins.

@@ -56,7 +56,9 @@ TEST_P(JinjaCase, MatchesPythonJinja2) {
     EXPECT_GT(e.line(), 0) << e.what();
     // Runtime errors carry jinja2's exact message; syntax errors are worded
     // our own way.
-    if (want != "TemplateSyntaxError") EXPECT_EQ(e.message(), c.message);
+    if (want != "TemplateSyntaxError") {
+      EXPECT_EQ(e.message(), c.message);
+    }
   }
 }
 
