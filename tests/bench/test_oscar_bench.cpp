@@ -1,0 +1,207 @@
+// oscar-bench runs every combination of its list flags and reports
+// llama-bench's fields plus the same-run roofline and memory figures.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct BenchRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+class OscarBench : public ::testing::Test {
+ protected:
+  static fs::path dir() { return fs::temp_directory_path() / ("oscar-bench-test-" + std::to_string(::getpid())); }
+  static std::string model() { return (dir() / "tiny.gguf").string(); }
+
+  static void SetUpTestSuite() {
+    fs::create_directories(dir());
+    // 256-wide rows so q4_k is really used; two KV heads for GQA; 2 layers so
+    // the KV sizes below are easy to state: one position is
+    // 2 layers x 2 heads x 64 x (K + V) x 2 bytes = 1024 bytes in f16.
+    const std::string cmd = std::string(OSCAR_BIN_DIR) +
+                            "/oscar-mkmodel --preset tiny --layers 2 --embd 256 --ffn 512 --heads 4 --kv-heads 2"
+                            " --head-dim 64 --type q4_k_m -o " + model() + " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir()); }
+
+  // Runs oscar-bench with `args`; the small bandwidth buffer keeps tests quick.
+  static BenchRun bench(const std::string& args, bool small_bw = true) {
+    const fs::path out = dir() / "out.txt", err = dir() / "err.txt";
+    const std::string cmd = std::string(OSCAR_BIN_DIR) + "/oscar-bench " + (small_bw ? "--bw-mib 16 " : "") +
+                            args + " >" + out.string() + " 2>" + err.string();
+    BenchRun r;
+    const int st = std::system(cmd.c_str());
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  static json bench_json(const std::string& args) {
+    const BenchRun r = bench(args + " -o json");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    json j = json::parse(r.out);
+    EXPECT_TRUE(j.is_array());
+    return j;
+  }
+};
+
+TEST_F(OscarBench, JsonHasLlamaBenchFieldsAndEveryCombination) {
+  const json rows = bench_json("-m " + model() + " -p 8,16 -n 4 -d 0,8 -t 1,2 -r 2");
+  // (2 pp + 1 tg) x 2 depths x 2 thread counts.
+  ASSERT_EQ(rows.size(), 12u);
+  std::set<std::tuple<int, int, int, int>> seen;
+  for (const json& r : rows) {
+    for (const char* f : {"model_filename", "model_type", "model_size", "model_n_params", "n_batch", "n_ubatch",
+                          "n_threads", "type_k", "type_v", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns",
+                          "avg_ts", "stddev_ts", "samples_ns", "samples_ts", "cpu_info", "build_commit",
+                          "read_bw_gbps", "roofline_ts", "roofline_share", "kv_bytes", "rss_load_bytes",
+                          "rss_end_bytes"})
+      EXPECT_TRUE(r.contains(f)) << f;
+    EXPECT_EQ(r["model_filename"], model());
+    EXPECT_EQ(r["type_k"], "f16");
+    EXPECT_EQ(r["type_v"], "f16");
+    EXPECT_EQ(r["n_batch"], 2048);
+    EXPECT_EQ(r["n_ubatch"], 512);
+    EXPECT_GT(r["model_size"].get<double>(), 0);
+    EXPECT_GT(r["model_n_params"].get<double>(), 0);
+    EXPECT_EQ(r["samples_ns"].size(), 2u);
+    EXPECT_EQ(r["samples_ts"].size(), 2u);
+    EXPECT_GT(r["avg_ts"].get<double>(), 0);
+    EXPECT_GT(r["avg_ns"].get<double>(), 0);
+    EXPECT_GE(r["stddev_ts"].get<double>(), 0);
+    EXPECT_GT(r["roofline_ts"].get<double>(), 0);
+    EXPECT_GT(r["kv_bytes"].get<double>(), 0);
+    EXPECT_GT(r["rss_end_bytes"].get<double>(), 0);
+    const int p = r["n_prompt"], n = r["n_gen"];
+    // pp and tg are separate tests, as in llama-bench.
+    EXPECT_TRUE((p > 0) != (n > 0)) << p << " " << n;
+    if (n > 0) {
+      EXPECT_GT(r["read_bw_gbps"].get<double>(), 0);
+      EXPECT_GT(r["bytes_per_token"].get<double>(), 0);
+    } else {
+      EXPECT_GT(r["fma_gflops"].get<double>(), 0);
+      EXPECT_GT(r["flops_per_token"].get<double>(), 0);
+    }
+    seen.insert({p, n, r["n_depth"].get<int>(), r["n_threads"].get<int>()});
+  }
+  std::set<std::tuple<int, int, int, int>> want;
+  for (auto [p, n] : {std::pair{8, 0}, std::pair{16, 0}, std::pair{0, 4}})
+    for (int d : {0, 8})
+      for (int t : {1, 2}) want.insert({p, n, d, t});
+  EXPECT_EQ(seen, want);
+}
+
+TEST_F(OscarBench, DepthAndCacheTypeSizeTheCacheAndTheBytesRead) {
+  const json rows = bench_json("-m " + model() + " -p 0 -n 4 -d 0,16 -ctk f16,q8_0 -t 1 -r 1");
+  ASSERT_EQ(rows.size(), 4u);
+  double kv[2][2] = {}, bpt[2][2] = {};
+  for (const json& r : rows) {
+    const int di = r["n_depth"] == 16 ? 1 : 0, ki = r["type_k"] == "q8_0" ? 1 : 0;
+    EXPECT_EQ(r["type_v"], "f16");
+    kv[di][ki] = r["kv_bytes"];
+    bpt[di][ki] = r["bytes_per_token"];
+  }
+  // The f16 cache holds depth + generated positions: 4 and 20.
+  EXPECT_DOUBLE_EQ(kv[0][0], 4 * 1024.0);
+  EXPECT_DOUBLE_EQ(kv[1][0], 20 * 1024.0);
+  EXPECT_GT(kv[1][1], kv[0][1]);
+  EXPECT_LT(kv[1][1], kv[1][0]);  // q8_0 K rows are smaller than f16
+  // Each decode reads 16 more cached positions at depth 16; weights are equal.
+  EXPECT_DOUBLE_EQ(bpt[1][0] - bpt[0][0], 16 * 1024.0);
+  EXPECT_GT(bpt[1][1] - bpt[0][1], 0);
+  EXPECT_LT(bpt[1][1] - bpt[0][1], 16 * 1024.0);
+}
+
+TEST_F(OscarBench, OtherOutputFormats) {
+  const std::string base = "-m " + model() + "," + model() + " -p 8 -n 2 -t 1 -r 1 --no-warmup";
+  BenchRun r = bench(base + " -o jsonl");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    const json j = json::parse(line);
+    EXPECT_GT(j["avg_ts"].get<double>(), 0);
+    ++n;
+  }
+  EXPECT_EQ(n, 4);  // 2 models (comma list) x (pp + tg)
+
+  r = bench(base + " -o csv");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream csv(r.out);
+  std::getline(csv, line);
+  EXPECT_EQ(line.rfind("build_commit,cpu_info,", 0), 0u) << line;
+  EXPECT_NE(line.find(",avg_ts,stddev_ts,"), std::string::npos);
+  n = 0;
+  while (std::getline(csv, line)) ++n;
+  EXPECT_EQ(n, 4);
+
+  r = bench("-m " + model() + " -m " + model() + " -p 8 -n 2 -t 1 -r 1");  // -m repeated, default md
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("| model |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| pp8 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| tg2 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ± "), std::string::npos) << r.out;
+}
+
+TEST_F(OscarBench, SmallBatchesSplitThePrompt) {
+  const json rows = bench_json("-m " + model() + " -p 20 -n 0 -b 8 -ub 3 -d 5 -t 1 -r 1");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["n_batch"], 8);
+  EXPECT_EQ(rows[0]["n_ubatch"], 3);
+  EXPECT_EQ(rows[0]["n_depth"], 5);
+  EXPECT_GT(rows[0]["avg_ts"].get<double>(), 0);
+}
+
+TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {
+  const std::string m = "-m " + model() + " ";
+  const std::pair<std::string, std::string> cases[] = {
+      {m + "--bogus", "unknown argument: --bogus"},
+      {m + "-p 12x", "-p: '12x' is not an integer"},
+      {m + "-n 4,,8", "-n: empty item"},
+      {m + "-d -1", "-d: -1 is out of range"},
+      {m + "-t 0", "-t: 0 is out of range"},
+      {m + "-r 0", "-r: 0 is out of range"},
+      {m + "-ctk q9_9", "-ctk:"},
+      {m + "-ctv", "-ctv: missing value"},
+      {m + "-o xml", "unknown output format 'xml'"},
+      {m + "-p 0 -n 0", "nothing to measure"},
+      {"-p 8", "missing -m MODEL"},
+      {"-m /nonexistent/model.gguf -r 1", "/nonexistent/model.gguf"},
+  };
+  for (const auto& [args, msg] : cases) {
+    const BenchRun r = bench(args);
+    EXPECT_NE(r.rc, 0) << args;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << args << "\nstderr: " << r.err;
+    EXPECT_TRUE(r.out.empty() || r.out.find("avg_ts") == std::string::npos) << args;
+  }
+  const BenchRun h = bench("--help", false);
+  EXPECT_EQ(h.rc, 0);
+  EXPECT_NE(h.out.find("-ctk"), std::string::npos);
+}
+
+}  // namespace

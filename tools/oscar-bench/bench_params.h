@@ -1,0 +1,49 @@
+// Command-line parameters of oscar-bench, llama-bench style: most flags take
+// comma-separated lists and the benchmark runs every combination of them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kv/cache_type.h"
+
+namespace oscar::bench {
+
+enum class OutputFormat { Markdown, Json, Jsonl, Csv };
+
+struct BenchParams {
+  std::vector<std::string> models;
+  std::vector<int> n_prompt = {512};
+  std::vector<int> n_gen = {128};
+  std::vector<int> n_depth = {0};
+  std::vector<int> n_threads;  // default: hardware threads (filled by parse)
+  std::vector<int> n_batch = {2048};
+  std::vector<int> n_ubatch = {512};
+  std::vector<kv::CacheType> type_k = {kv::CacheType::F16};
+  std::vector<kv::CacheType> type_v = {kv::CacheType::F16};
+  int repetitions = 5;
+  unsigned seed = 42;  // random token ids: fixed so runs compare like for like
+  OutputFormat output = OutputFormat::Markdown;
+  int bw_mib = 512;  // bandwidth buffer: far beyond the last-level cache
+  bool warmup = true;
+  bool verbose = false;
+  bool help = false;
+};
+
+// One benchmark: a pp test (n_gen == 0) or a tg test (n_prompt == 0).
+struct TestCase {
+  std::string model;
+  int n_prompt = 0, n_gen = 0, n_depth = 0;
+  int n_threads = 1, n_batch = 2048, n_ubatch = 512;
+  kv::CacheType type_k = kv::CacheType::F16, type_v = kv::CacheType::F16;
+};
+
+// Throws oscar::Error naming the flag for unknown flags and bad values.
+BenchParams parse_bench_params(int argc, char** argv);
+std::string bench_usage();
+
+// Every combination, grouped by model (so each model is loaded once) and, as
+// llama-bench does, pp and tg as separate tests; a 0 in -p or -n adds none.
+std::vector<TestCase> expand_tests(const BenchParams& p);
+
+}  // namespace oscar::bench

@@ -1,0 +1,291 @@
+// oscar-bench: prompt-processing and generation speed, llama-bench style, with
+// each figure set against the machine's limit measured in the same run.
+//
+//   oscar-bench -m model.gguf -p 512 -n 128 -d 0,4096 -t 2 -ctk f16,q8_0 -o json
+//
+// pp tests time prompt tokens d..d+p (batched, -b/-ub); tg tests time n
+// single-token decodes after depth d. The depth is filled with random tokens
+// first, untimed, as llama-bench -d does. Beside tg the tool reports memory
+// read bandwidth and the roofline decode speed (bandwidth / bytes read per
+// token); beside pp the f32 FMA peak and the compute-bound speed.
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_params.h"
+#include "bench_report.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "engine.h"
+#include "kernels/roofline.h"
+#include "runtime/forward.h"
+
+#ifndef OSCAR_BUILD_COMMIT
+#define OSCAR_BUILD_COMMIT "unknown"
+#endif
+
+using namespace oscar;
+using namespace oscar::bench;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t rss_bytes() {
+  std::ifstream f("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(f >> size >> resident)) return 0;
+  return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+std::string cpu_info() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      const size_t c = line.find(':');
+      return c == std::string::npos ? line : line.substr(line.find_first_not_of(" \t", c + 1));
+    }
+  return "unknown";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// llama.cpp's names for general.file_type (the mostly-type of the weights).
+std::string file_type_name(int64_t ft) {
+  static const std::map<int64_t, const char*> names = {
+      {0, "all F32"},       {1, "F16"},           {2, "Q4_0"},          {3, "Q4_1"},
+      {7, "Q8_0"},          {8, "Q5_0"},          {9, "Q5_1"},          {10, "Q2_K - Medium"},
+      {11, "Q3_K - Small"}, {12, "Q3_K - Medium"}, {13, "Q3_K - Large"}, {14, "Q4_K - Small"},
+      {15, "Q4_K - Medium"}, {16, "Q5_K - Small"}, {17, "Q5_K - Medium"}, {18, "Q6_K"},
+      {32, "BF16"}};
+  auto it = names.find(ft);
+  return it != names.end() ? it->second : "ftype " + std::to_string(ft);
+}
+
+// What one model costs per token, from its weight tables.
+struct ModelStats {
+  uint64_t size = 0, n_params = 0;
+  std::string type;
+  double layer_weight_bytes = 0;  // every layer matrix
+  double layer_macs = 0;          // multiply-adds of every layer matrix, per token
+  double output_bytes = 0, embd_row_bytes = 0;
+  double output_macs = 0;
+};
+
+double matrix_bytes(const kernels::WeightMatrix& w) { return (double)w.rows * (double)w.row_bytes; }
+double matrix_macs(const kernels::WeightMatrix& w) { return (double)w.rows * (double)w.cols; }
+
+ModelStats model_stats(const model::Model& m) {
+  ModelStats s;
+  for (const auto& t : m.file().tensors()) {
+    s.size += t.n_bytes;
+    s.n_params += t.n_elements();
+  }
+  const auto& f = m.file();
+  const std::string label = f.get_string_or("general.size_label", "");
+  char params[32];
+  std::snprintf(params, sizeof params, s.n_params >= 1000000000ull ? "%.1fB" : "%.0fM",
+                s.n_params >= 1000000000ull ? s.n_params / 1e9 : s.n_params / 1e6);
+  s.type = m.config().arch + " " + (label.empty() ? std::string(params) : label) + " " +
+           file_type_name(f.get_int_or("general.file_type", -1));
+  for (const auto& l : m.weights().layers)
+    for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+      s.layer_weight_bytes += matrix_bytes(*w);
+      s.layer_macs += matrix_macs(*w);
+    }
+  s.output_bytes = matrix_bytes(m.weights().output);
+  s.output_macs = matrix_macs(m.weights().output);
+  s.embd_row_bytes = (double)m.weights().tok_embd.row_bytes;
+  return s;
+}
+
+// Per token of a tg test: all weight bytes touched (every layer matrix, the
+// output matrix, one embedding row) plus the cache bytes attention reads.
+// Token i of the test reads the d+i positions cached before it; the cache's
+// own accounting (usage().bytes, tiers included) at depth d and at d+n gives
+// the mean, exact for a layout linear in positions.
+double tg_bytes_per_token(const ModelStats& s, const TestCase& t, double kv_at_depth, double kv_at_end) {
+  const double n = t.n_gen;
+  const double mean_kv = kv_at_depth + (kv_at_end - kv_at_depth) * (n - 1) / (2 * n);
+  return s.layer_weight_bytes + s.output_bytes + s.embd_row_bytes + mean_kv;
+}
+
+// Per prompt token of a pp test: 2 FLOPs per multiply-add of the layer
+// matrices, attention (QK^T and PV over the mean number of keys), and the
+// output matrix for the one token per logical batch that returns logits.
+double pp_flops_per_token(const ModelStats& s, const model::ModelConfig& c, const TestCase& t) {
+  const double mean_keys = t.n_depth + (t.n_prompt + 1) / 2.0;
+  double attn = 0;
+  for (const auto& l : c.layers) attn += 4.0 * l.n_head * l.head_dim * mean_keys;
+  const double n_logits = (double)((t.n_prompt + t.n_batch - 1) / t.n_batch);
+  return 2.0 * s.layer_macs + attn + 2.0 * s.output_macs * n_logits / t.n_prompt;
+}
+
+class Runner {
+ public:
+  Runner(const BenchParams& p, const Logger& log) : p_(p), log_(log), cpu_info_(cpu_info()) {}
+
+  ResultRow run(const TestCase& t) {
+    // The engine fixes its rotation plan (q2_0 or not) at first use.
+    select_model(t.model, t.type_k == kv::CacheType::Q2_0 || t.type_v == kv::CacheType::Q2_0);
+    ThreadPool& pool = select_pool(t.n_threads);
+    const model::Model& m = engine_->model();
+    const model::ModelConfig& c = m.config();
+
+    ResultRow r;
+    r.build_commit = OSCAR_BUILD_COMMIT;
+    r.cpu_info = cpu_info_;
+    r.model_filename = t.model;
+    r.model_type = stats_.type;
+    r.model_size = stats_.size;
+    r.model_n_params = stats_.n_params;
+    r.test = t;
+    r.test_time = utc_now();
+    r.rss_load_bytes = rss_load_;
+
+    tools::RunSettings s;
+    s.cache_k = t.type_k;
+    s.cache_v = t.type_v;
+    auto cache = engine_->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
+    r.kv_bytes = cache->bytes_allocated();
+    runtime::Forward fwd(m, *cache, pool, engine_->forward_options(s));
+    std::mt19937 rng(p_.seed);
+    std::uniform_int_distribution<int32_t> token(0, c.n_vocab - 1);
+
+    // Positions [from, from+count) in logical batches of -b, each split into
+    // forward calls of -ub; only the last token of a logical batch returns
+    // logits (what llama_decode does for a plain prompt batch).
+    const int ub = std::min(t.n_batch, t.n_ubatch);
+    auto prompt = [&](int from, int count, bool logits) {
+      std::vector<runtime::BatchToken> batch;
+      for (int lb = from; lb < from + count; lb += t.n_batch) {
+        const int le = std::min(from + count, lb + t.n_batch);
+        for (int b = lb; b < le; b += ub) {
+          batch.clear();
+          for (int i = b; i < std::min(le, b + ub); ++i) batch.push_back({token(rng), 0, i, logits && i + 1 == le});
+          fwd.eval(batch);
+        }
+      }
+    };
+    auto generate = [&](int from, int count) {
+      for (int i = from; i < from + count; ++i) fwd.eval({{token(rng), 0, i, true}});
+    };
+
+    log_.info("  " + r.test_name() + ": filling depth " + std::to_string(t.n_depth));
+    prompt(0, t.n_depth, false);
+    if (p_.warmup) {  // first touch of weights and scratch, outside the timing
+      if (t.n_prompt > 0) prompt(t.n_depth, std::min(t.n_prompt, ub), true);
+      else generate(t.n_depth, 1);
+      cache->truncate(0, t.n_depth);
+    }
+
+    const double kv_at_depth = (double)cache->usage(0).bytes;
+    if (t.n_gen > 0) {
+      r.read_bw_gbps = kernels::measure_read_bandwidth(pool, engine_->cpu(), (size_t)p_.bw_mib << 20);
+    } else {
+      r.fma_gflops = kernels::measure_fma_peak(pool, engine_->cpu());
+      r.flops_per_token = pp_flops_per_token(stats_, c, t);
+      r.roofline_ts = r.fma_gflops * 1e9 / r.flops_per_token;
+    }
+
+    for (int rep = 0; rep < p_.repetitions; ++rep) {
+      cache->truncate(0, t.n_depth);
+      const auto t0 = Clock::now();
+      if (t.n_prompt > 0) prompt(t.n_depth, t.n_prompt, true);
+      else generate(t.n_depth, t.n_gen);
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+      r.samples_ns.push_back((uint64_t)ns);
+      log_.info("  " + r.test_name() + ": rep " + std::to_string(rep + 1) + " " +
+                std::to_string(1e9 * r.n_tokens() / (double)ns) + " t/s");
+    }
+    if (t.n_gen > 0) {
+      r.bytes_per_token = tg_bytes_per_token(stats_, t, kv_at_depth, (double)cache->usage(0).bytes);
+      r.roofline_ts = r.read_bw_gbps * 1e9 / r.bytes_per_token;
+    }
+    r.rss_end_bytes = rss_bytes();
+    return r;
+  }
+
+ private:
+  void select_model(const std::string& path, bool q2) {
+    if (engine_ && path == model_path_ && q2 == q2_) return;
+    q2_ = q2;
+    engine_.reset();
+    pool_.reset();  // a pool belongs to one engine's run
+    tools::RunSettings s;
+    s.model = path;
+    s.n_threads = 1;  // the engine's own pool is unused: tests bring theirs
+    engine_ = tools::Engine::load(s, log_);
+    model_path_ = path;
+    stats_ = model_stats(engine_->model());
+    rss_load_ = rss_bytes();
+    log_.info("model " + path + ": " + stats_.type + ", " + std::to_string(stats_.size >> 20) +
+              " MiB mapped, RSS after load " + std::to_string(rss_load_ >> 20) + " MiB");
+  }
+
+  ThreadPool& select_pool(int n) {
+    if (!pool_ || pool_->size() != n) {
+      pool_.reset();
+      pool_ = std::make_unique<ThreadPool>(n);
+    }
+    return *pool_;
+  }
+
+  const BenchParams& p_;
+  const Logger& log_;
+  std::string cpu_info_;
+  std::unique_ptr<tools::Engine> engine_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::string model_path_;
+  ModelStats stats_;
+  uint64_t rss_load_ = 0;
+  bool q2_ = false;
+};
+
+int run(int argc, char** argv) {
+  const BenchParams p = parse_bench_params(argc, argv);
+  if (p.help) {
+    std::fputs(bench_usage().c_str(), stdout);
+    return 0;
+  }
+  const Logger log(p.verbose ? LogLevel::Info : LogLevel::Warn);
+  const std::vector<TestCase> tests = expand_tests(p);
+  auto printer = make_printer(p.output, stdout);
+  Runner runner(p, log);
+  printer->begin();
+  for (size_t i = 0; i < tests.size(); ++i) {
+    log.info("test " + std::to_string(i + 1) + "/" + std::to_string(tests.size()));
+    printer->row(runner.run(tests[i]));
+  }
+  printer->end();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oscar-bench: error: %s\n", e.what());
+    return 1;
+  }
+}
