@@ -23,8 +23,16 @@ struct BatchView {
   const int* n_cached = nullptr; // per token: cached positions of its sequence before the batch
 };
 
+// Reference path (LLAMA_KV_FUSED_FA=0): decodes every cached row to f32,
+// materialises the scores and applies a plain softmax.
 // out: (n_tokens, n_head * head_dim)
-void attend(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
-            const BatchView& batch, float* out, ThreadPool& pool);
+void attend_reference(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
+                      const BatchView& batch, float* out, ThreadPool& pool);
+
+// Fused path: reads each tier in place (q2_0 scores from the 2-bit codes),
+// online softmax, one pass per (token, KV head) shared by the GQA group, and
+// long contexts split across threads and merged (flash-decoding).
+void attend_fused(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
+                  const BatchView& batch, float* out, ThreadPool& pool);
 
 }  // namespace oscar::attention

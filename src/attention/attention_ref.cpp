@@ -6,7 +6,7 @@
 
 namespace oscar::attention {
 
-void attend(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
+void attend_reference(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
             const BatchView& b, float* out, ThreadPool& pool) {
   const int hd = layer.head_dim;
   const int n_kv = layer.n_head_kv;

@@ -1,9 +1,7 @@
-// The KV cache of plain types (f32, f16, bf16, q8_0, q4_0; K and V chosen
-// separately). Each sequence owns a fixed slice of n_ctx_seq positions per
-// layer, laid out head-major, so attention for one KV head reads contiguous
-// rows. A row is one (position, KV head): head_dim values in the cache type.
-//
-// The tiered OSCAR q2_0 cache plugs in behind the same store/read interface.
+// The KV cache: per layer a TierStore for K and one for V (types chosen
+// separately), for n_seq independent sequences of up to n_ctx_seq positions
+// each. Quantized types keep the first `sink` and the last `recent` positions
+// of every sequence in f16 (OSCAR's high-precision tiers).
 #pragma once
 
 #include <cstdint>
@@ -11,65 +9,63 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor_type.h"
+#include "kv/cache_type.h"
+#include "kv/tier_store.h"
 #include "model/model_config.h"
 #include "quant/quant.h"
 
 namespace oscar::kv {
 
 struct KvCacheConfig {
-  TensorType type_k = TensorType::F16;
-  TensorType type_v = TensorType::F16;
-  int n_seq = 1;       // independent sequences (server slots)
-  int n_ctx_seq = 0;   // positions per sequence
+  CacheType type_k = CacheType::F16;
+  CacheType type_v = CacheType::F16;
+  int n_seq = 1;      // independent sequences (server slots)
+  int n_ctx_seq = 0;  // positions per sequence
+  int hp_sink = 0;    // f16 sink tier (quantized types only)
+  int hp_recent = 0;  // f16 recent tier (quantized types only)
+  Q2Params q2_k;      // clipping / group size of q2_0 K rows
+  Q2Params q2_v;
 };
-
-// Parses a --cache-type value (f32 f16 bf16 q8_0 q4_0); throws Error otherwise.
-TensorType parse_cache_type(const std::string& name);
 
 class KvCache {
  public:
-  KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg,
-          const quant::QuantTable& table);
+  KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, const quant::QuantTable& table);
 
   const KvCacheConfig& config() const { return cfg_; }
   int n_seq() const { return cfg_.n_seq; }
   int capacity() const { return cfg_.n_ctx_seq; }
-  // Number of positions stored for `seq` (positions 0 .. n-1).
-  int n_pos(int seq) const;
+  int n_pos(int seq) const;  // positions stored for seq: 0 .. n-1
 
-  // Stores K and V of one position: k, v are (n_head_kv, head_dim) f32.
-  // Positions must be appended in order (pos == n_pos(seq)).
+  // Stores K and V of one position (k, v: (n_head_kv, head_dim) f32, already
+  // rotated). Positions of a sequence must be appended in order.
   void store(int seq, int layer, int pos, const float* k, const float* v);
-  // Marks positions stored in every layer as committed: n_pos(seq) = pos + 1.
-  void commit(int seq, int n_pos);
+  void commit(int seq, int n_pos);  // n_pos(seq) = n_pos after a batch
 
-  // Decodes the K (or V) row of (seq, layer, head, pos) into out (head_dim f32).
+  const TierStore& k_store(int layer) const { return *k_[(size_t)layer]; }
+  const TierStore& v_store(int layer) const { return *v_[(size_t)layer]; }
   void read_k(int seq, int layer, int head, int pos, float* out) const;
   void read_v(int seq, int layer, int head, int pos, float* out) const;
 
-  // Sequence operations.
-  void clear(int seq);                      // forget everything
-  void truncate(int seq, int n_keep);       // keep positions [0, n_keep)
+  void clear(int seq);
+  void truncate(int seq, int n_keep);
 
   size_t bytes_allocated() const;
-  // Bytes per cached value (K and V averaged), e.g. 2.0 for f16.
-  double bytes_per_value() const;
+  // Bits per cached value for n positions of one sequence, with each
+  // position in the tier it would occupy (the "effective" rate), and per tier.
+  struct Usage {
+    double bits_per_value = 0;     // all tiers together
+    double main_bits_per_value = 0; // the main tier alone (2.25 for q2_0 at d=128)
+    long long sink_cells = 0, main_cells = 0, recent_cells = 0;  // positions x layers (K)
+    size_t bytes = 0;              // bytes those positions occupy (K + V)
+  };
+  Usage usage(int seq) const;
+  std::string describe() const;  // one line for the start-up log
 
  private:
-  struct LayerStore {
-    int n_head_kv, head_dim;
-    size_t k_row, v_row;  // bytes per row
-    std::unique_ptr<uint8_t[]> k, v;  // (n_seq, n_head_kv, n_ctx_seq) rows
-  };
-  const uint8_t* k_ptr(int seq, int layer, int head, int pos) const;
-  const uint8_t* v_ptr(int seq, int layer, int head, int pos) const;
   void check_seq(int seq) const;
-
   KvCacheConfig cfg_;
-  const quant::QuantTraits* qk_;
-  const quant::QuantTraits* qv_;
-  std::vector<LayerStore> layers_;
+  std::vector<std::unique_ptr<TierStore>> k_, v_;
+  std::vector<int> head_dim_, n_head_kv_;
   std::vector<int> n_pos_;
 };
 

@@ -25,6 +25,9 @@ struct LayerWeights {
   std::vector<float> ffn_norm;        // (n_embd)
   kernels::WeightMatrix ffn_gate, ffn_up;  // (n_ff, n_embd)
   kernels::WeightMatrix ffn_down;          // (n_embd, n_ff)
+  // OSCAR rotations (head_dim x head_dim, row-major W: x' = W x), empty when
+  // the file has none for this layer.
+  std::vector<float> k_rot, v_rot;
 };
 
 struct ModelWeights {

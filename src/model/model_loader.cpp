@@ -2,12 +2,14 @@
 // converted GGUF ("qwen3.embedding_length", ...) and binds tensors by their
 // standard names ("blk.N.attn_q.weight", ...), checking every shape.
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/error.h"
 #include "core/fp16.h"
 #include "model/architecture.h"
 #include "model/model.h"
+#include "model/rotation_math.h"
 
 namespace oscar::model {
 
@@ -61,7 +63,7 @@ class ModelLoader {
     const int head_dim = (int)opt_int("attention.key_length", head_dim_default);
     const int head_dim_v = (int)opt_int("attention.value_length", head_dim);
     require(head_dim == head_dim_v, where() + "key_length != value_length is not supported");
-    require(head_dim % 2 == 0, where() + "head dim must be even");
+    require(head_dim % 2 == 0 && head_dim <= 1024, where() + "head dim must be even and at most 1024");
     c.rms_eps = (float)f_.get_float_or(prefix_ + "attention.layer_norm_rms_epsilon", 1e-6);
     require(c.rms_eps > 0 && c.rms_eps < 1, where() + "invalid layer_norm_rms_epsilon");
     const float rope_base = (float)f_.get_float_or(prefix_ + "rope.freq_base", 10000.0);
@@ -130,6 +132,20 @@ class ModelLoader {
     return v;
   }
 
+  // An OSCAR rotation: optional, F32, d x d, orthogonal (max |W W^T - I| <= 1e-3).
+  std::vector<float> rotation(const std::string& name, int d) const {
+    const gguf::TensorInfo* t = f_.find_tensor(name);
+    if (!t) return {};
+    require(t->type == TensorType::F32, where() + "rotation " + name + " must be f32, is " + type_name(t->type));
+    check_shape(*t, {(uint64_t)d, (uint64_t)d});
+    std::vector<float> w((size_t)d * d);
+    std::memcpy(w.data(), f_.tensor_data(*t).data(), w.size() * 4);
+    const double err = orthogonality_error(w.data(), d);
+    require(err <= 1e-3, where() + "rotation " + name + " is not orthogonal (max |W*W^T - I| = " +
+                             std::to_string(err) + ")");
+    return w;
+  }
+
   void bind_weights() {
     const ModelConfig& c = m_.config_;
     ModelWeights& w = m_.weights_;
@@ -173,6 +189,8 @@ class ModelLoader {
       lw.ffn_gate = matrix(p + "ffn_gate.weight", ff, e);
       lw.ffn_up = matrix(p + "ffn_up.weight", ff, e);
       lw.ffn_down = matrix(p + "ffn_down.weight", e, ff);
+      lw.k_rot = rotation(p + "attn_k_rot.weight", l.head_dim);
+      lw.v_rot = rotation(p + "attn_v_rot.weight", l.head_dim);
     }
   }
 

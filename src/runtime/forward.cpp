@@ -6,11 +6,15 @@
 #include "attention/attention.h"
 #include "core/error.h"
 #include "kernels/ops.h"
+#include "model/rotation_math.h"
 
 namespace oscar::runtime {
 
-Forward::Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool)
-    : model_(model), cache_(cache), pool_(pool) {}
+Forward::Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool, ForwardOptions opts)
+    : model_(model), cache_(cache), pool_(pool), opts_(opts) {
+  if (!opts_.rotations) own_rotations_ = RotationPlan::make(model, /*q2_cache=*/false, /*no_hadamard=*/true);
+  rot_ = opts_.rotations ? opts_.rotations : &own_rotations_;
+}
 
 void Forward::validate(const std::vector<BatchToken>& batch, std::vector<int>& n_cached) const {
   const int n_vocab = model_.config().n_vocab;
@@ -112,10 +116,39 @@ void Forward::layer(int il, int n) {
       if (l.qk_norm) kernels::rms_norm(k + h * hd, lw.k_norm.data(), k + h * hd, hd, c.rms_eps);
       kernels::rope(k + h * hd, l.rope_dim, pos_[i], l.rope_base, neox);
     }
+    // OSCAR: Q and K heads rotated by the layer's K rotation after RoPE
+    // (q.k unchanged), V heads by the V rotation before they are stored.
+    float tmp[1024];
+    if (const float* wk = rot_->k[(size_t)il]) {
+      for (int h = 0; h < l.n_head; ++h) {
+        model::rotate(wk, q + h * hd, tmp, hd);
+        std::copy(tmp, tmp + hd, q + h * hd);
+      }
+      for (int h = 0; h < l.n_head_kv; ++h) {
+        model::rotate(wk, k + h * hd, tmp, hd);
+        std::copy(tmp, tmp + hd, k + h * hd);
+      }
+    }
+    if (const float* wv = rot_->v[(size_t)il])
+      for (int h = 0; h < l.n_head_kv; ++h) {
+        model::rotate(wv, v + h * hd, tmp, hd);
+        std::copy(tmp, tmp + hd, v + h * hd);
+      }
   }
   attention::BatchView bv{n, seq_.data(), pos_.data(), q_.data(), k_.data(), v_.data(), n_cached_.data()};
-  attention::attend(l, il, cache_, bv, att_.data(), pool_);
+  if (opts_.fused_attention) attention::attend_fused(l, il, cache_, bv, att_.data(), pool_);
+  else attention::attend_reference(l, il, cache_, bv, att_.data(), pool_);
   for (int i = 0; i < n; ++i) cache_.store(seq_[i], il, pos_[i], &k_[i * kvw], &v_[i * kvw]);
+  // Undo the V rotation per head on the attention output.
+  if (const float* wv = rot_->v[(size_t)il]) {
+    float tmp[1024];
+    for (int i = 0; i < n; ++i)
+      for (int h = 0; h < l.n_head; ++h) {
+        float* o = &att_[i * qw + (size_t)h * hd];
+        model::rotate_back(wv, o, tmp, hd);
+        std::copy(tmp, tmp + hd, o);
+      }
+  }
   kernels::matmul(lw.wo, att_.data(), qw, n, xn_.data(), E, pool_, mm_);
   kernels::add_inplace(x_.data(), xn_.data(), (size_t)n * E);
 

@@ -10,6 +10,7 @@
 #include "kernels/matmul.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "runtime/rotation_plan.h"
 
 namespace oscar::runtime {
 
@@ -20,9 +21,16 @@ struct BatchToken {
   bool logits = false;  // return this token's logits
 };
 
+struct ForwardOptions {
+  // Rotations to apply (OSCAR); nullptr: the model's own rotation tensors.
+  const RotationPlan* rotations = nullptr;
+  // false: the reference attention path (LLAMA_KV_FUSED_FA=0).
+  bool fused_attention = true;
+};
+
 class Forward {
  public:
-  Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool);
+  Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool, ForwardOptions opts = {});
 
   // Evaluates `batch` and commits its positions to the cache. Returns the
   // logits of the tokens marked `logits`, in batch order: (n_marked, n_vocab).
@@ -38,6 +46,9 @@ class Forward {
   const model::Model& model_;
   kv::KvCache& cache_;
   ThreadPool& pool_;
+  ForwardOptions opts_;
+  RotationPlan own_rotations_;  // used when opts.rotations is null
+  const RotationPlan* rot_;
   kernels::MatmulScratch mm_;
   // Activations, row-major per token.
   std::vector<float> x_;     // (n, n_embd) residual stream

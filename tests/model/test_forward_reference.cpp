@@ -82,7 +82,7 @@ TEST_P(ForwardReference, MatchesNumPyInEveryBatching) {
   // given sizes; with two sequences both go into every batch, interleaved.
   auto eval = [&](const std::vector<int>& cuts, int n_seq) {
     kv::KvCacheConfig kc;
-    kc.type_k = kc.type_v = TensorType::F32;
+    kc.type_k = kc.type_v = kv::CacheType::F32;
     kc.n_seq = n_seq;
     kc.n_ctx_seq = 64;
     kv::KvCache cache(model->config(), kc, table);

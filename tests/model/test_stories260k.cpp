@@ -21,7 +21,7 @@ TEST(Stories260K, GreedyFromBosReproducesReference) {
   EXPECT_EQ(model->config().arch, "llama");
   EXPECT_EQ(model->config().layers[0].head_dim, 8);
   const tok::Tokenizer tokenizer = tok::Tokenizer::from_metadata(model->file().metadata());
-  for (TensorType kv_type : {TensorType::F32, TensorType::F16}) {
+  for (kv::CacheType kv_type : {kv::CacheType::F32, kv::CacheType::F16}) {
     kv::KvCacheConfig kc;
     kc.type_k = kc.type_v = kv_type;
     kc.n_ctx_seq = 128;
@@ -43,7 +43,7 @@ TEST(Stories260K, GreedyFromBosReproducesReference) {
     std::string text;
     for (tok::TokenId id : out) text += tokenizer.token_to_piece(id);
     EXPECT_EQ(text.rfind(" Once upon a time, there was a little girl named Lily. She loved to play outside in the park.", 0), 0u)
-        << type_name(kv_type) << ": " << text;
+        << kv::cache_type_name(kv_type) << ": " << text;
   }
 }
 

@@ -6,7 +6,7 @@ namespace oscar::tools {
 
 std::unique_ptr<Engine> Engine::load(const RunSettings& s, const Logger& log) {
   require(!s.model.empty(), "missing -m MODEL (see --help)");
-  std::unique_ptr<Engine> e(new Engine());
+  std::unique_ptr<Engine> e(new Engine(log));
   log.info("cpu: " + e->cpu_.describe());
   if (s.n_gpu_layers > 0)
     log.info("-ngl " + std::to_string(s.n_gpu_layers) + " ignored: this build has no GPU backend");
@@ -21,12 +21,22 @@ int Engine::context_size(const RunSettings& s) const {
 }
 
 std::unique_ptr<kv::KvCache> Engine::make_cache(const RunSettings& s, int n_seq, int n_ctx_seq) const {
-  kv::KvCacheConfig kc;
-  kc.type_k = s.cache_k;
-  kc.type_v = s.cache_v;
-  kc.n_seq = n_seq;
-  kc.n_ctx_seq = n_ctx_seq;
-  return std::make_unique<kv::KvCache>(model_->config(), kc, table_);
+  auto cache = std::make_unique<kv::KvCache>(model_->config(), kv_config(s, n_seq, n_ctx_seq), table_);
+  log_.info(cache->describe());
+  return cache;
+}
+
+runtime::ForwardOptions Engine::forward_options(const RunSettings& s) {
+  if (!rotations_) {
+    const bool q2 = s.cache_k == kv::CacheType::Q2_0 || s.cache_v == kv::CacheType::Q2_0;
+    rotations_ = std::make_unique<runtime::RotationPlan>(runtime::RotationPlan::make(*model_, q2, s.kv_no_hadamard));
+    log_.info(rotations_->reason);
+    log_.info(std::string("attention: ") + (s.kv_fused ? "fused" : "reference (LLAMA_KV_FUSED_FA=0)"));
+  }
+  runtime::ForwardOptions o;
+  o.rotations = rotations_.get();
+  o.fused_attention = s.kv_fused;
+  return o;
 }
 
 }  // namespace oscar::tools

@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "quant/quant.h"
 #include "run_settings.h"
+#include "runtime/forward.h"
 #include "tokenizer/tokenizer.h"
 
 namespace oscar::tools {
@@ -31,15 +32,20 @@ class Engine {
 
   // The context size the settings ask for (-c 0: the model's).
   int context_size(const RunSettings& s) const;
+  // A cache for the settings (logs its layout and bits per value), and the
+  // forward options (rotation mode, fused or reference attention) to use it with.
   std::unique_ptr<kv::KvCache> make_cache(const RunSettings& s, int n_seq, int n_ctx_seq) const;
+  runtime::ForwardOptions forward_options(const RunSettings& s);
 
  private:
-  Engine() : cpu_(detect_cpu()), table_(cpu_) {}
+  explicit Engine(const Logger& log) : cpu_(detect_cpu()), table_(cpu_), log_(log) {}
   CpuFeatures cpu_;
   quant::QuantTable table_;
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<tok::Tokenizer> tokenizer_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<runtime::RotationPlan> rotations_;
+  Logger log_;
 };
 
 }  // namespace oscar::tools

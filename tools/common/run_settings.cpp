@@ -49,19 +49,60 @@ std::string common_usage() {
          "  -t, --threads N          CPU threads (default: all)\n"
          "  -b, --batch-size N       logical batch size\n"
          "  -ub, --ubatch-size N     physical batch size\n"
-         "  -ctk, --cache-type-k T   K cache type: f32 f16 bf16 q8_0 q4_0\n"
+         "  -ctk, --cache-type-k T   K cache type: f32 f16 bf16 q8_0 q4_0 q2_0\n"
          "  -ctv, --cache-type-v T   V cache type\n"
          "  -fa, --flash-attn on|off|auto\n"
          "  -ngl, --n-gpu-layers N   accepted; this build has no GPU backend\n"
          "  --temp F --top-k N --top-p F --min-p F --typical F\n"
          "  --repeat-penalty F --repeat-last-n N --frequency-penalty F --presence-penalty F\n"
          "  --seed N                 sampling seed\n"
+         "  --kv-hp-sink N           f16 sink tokens of a quantized cache (LLAMA_KV_HP_SINK; q2_0: 512)\n"
+         "  --kv-hp-recent N         f16 recent tokens (LLAMA_KV_HP_RECENT; q2_0: 2048)\n"
+         "  --kv-clip-k F, --kv-clip-v F  q2_0 clip ratios (LLAMA_KV_CLIP_RATIO sets both; 0.96/0.92; 0: off)\n"
+         "  --kv-group-size N        q2_0 group size (default: the head dim)\n"
+         "  --kv-no-hadamard         no data-free Hadamard without rotations (LLAMA_KV_NO_HADAMARD=1)\n"
+         "  --kv-fused-fa 0|1        0: reference attention path (LLAMA_KV_FUSED_FA)\n"
          "  -v, --verbose\n";
 }
 
-RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra) {
+namespace {
+void apply_env(RunSettings& s, const EnvLookup& env) {
+  auto get = [&](const char* name) -> const char* {
+    const char* v = env ? env(name) : std::getenv(name);
+    return v && *v ? v : nullptr;
+  };
+  if (const char* v = get("LLAMA_KV_FUSED_FA")) s.kv_fused = to_int("LLAMA_KV_FUSED_FA", v) != 0;
+  if (const char* v = get("LLAMA_KV_NO_HADAMARD")) s.kv_no_hadamard = to_int("LLAMA_KV_NO_HADAMARD", v) != 0;
+  if (const char* v = get("LLAMA_KV_CLIP_RATIO")) s.kv_clip_k = s.kv_clip_v = to_float("LLAMA_KV_CLIP_RATIO", v);
+  if (const char* v = get("LLAMA_KV_HP_SINK")) s.kv_hp_sink = to_int("LLAMA_KV_HP_SINK", v);
+  if (const char* v = get("LLAMA_KV_HP_RECENT")) s.kv_hp_recent = to_int("LLAMA_KV_HP_RECENT", v);
+}
+
+float clip_ratio(const std::string& flag, const std::string& v) {
+  const float x = to_float(flag, v);
+  if (x < 0.0f || x > 1.0f) throw Error(flag + ": clip ratio must be in [0, 1], got '" + v + "'");
+  return x;
+}
+}  // namespace
+
+kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq) {
+  kv::KvCacheConfig c;
+  c.type_k = s.cache_k;
+  c.type_v = s.cache_v;
+  c.n_seq = n_seq;
+  c.n_ctx_seq = n_ctx_seq;
+  const bool q2 = s.cache_k == kv::CacheType::Q2_0 || s.cache_v == kv::CacheType::Q2_0;
+  c.hp_sink = s.kv_hp_sink.value_or(q2 ? 512 : 0);
+  c.hp_recent = s.kv_hp_recent.value_or(q2 ? 2048 : 0);
+  c.q2_k = {s.kv_clip_k.value_or(0.96f), s.kv_group_size};
+  c.q2_v = {s.kv_clip_v.value_or(0.92f), s.kv_group_size};
+  return c;
+}
+
+RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const EnvLookup& env) {
   RunSettings s;
   bool seed_given = false;
+  apply_env(s, env);
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     auto next = [&]() -> std::string {
@@ -102,6 +143,13 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra) {
     else if (f == "-cnv" || f == "--conversation") s.conversation = true;
     else if (f == "-sys" || f == "--system-prompt") s.system_prompt = next();
     else if (f == "--dump-logits") s.dump_logits = next();
+    else if (f == "--kv-hp-sink") s.kv_hp_sink = to_int(f, next());
+    else if (f == "--kv-hp-recent") s.kv_hp_recent = to_int(f, next());
+    else if (f == "--kv-clip-k") s.kv_clip_k = clip_ratio(f, next());
+    else if (f == "--kv-clip-v") s.kv_clip_v = clip_ratio(f, next());
+    else if (f == "--kv-group-size") s.kv_group_size = to_int(f, next());
+    else if (f == "--kv-no-hadamard") s.kv_no_hadamard = true;
+    else if (f == "--kv-fused-fa") s.kv_fused = to_int(f, next()) != 0;
     else if (f == "-v" || f == "--verbose") s.verbose = true;
     else if (extra && extra->handle(f, next)) continue;
     else throw Error("unknown flag '" + f + "' (see --help)");
@@ -110,6 +158,10 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra) {
   if (s.n_ctx < 0) throw Error("-c: must not be negative");
   if (s.n_batch <= 0 || s.n_ubatch <= 0) throw Error("-b and -ub must be positive");
   if (s.n_threads < 0) throw Error("-t: must not be negative");
+  if (s.kv_hp_sink.value_or(0) < 0 || s.kv_hp_recent.value_or(0) < 0)
+    throw Error("--kv-hp-sink / --kv-hp-recent must not be negative");
+  if (s.kv_group_size < 0) throw Error("--kv-group-size must not be negative");
+  if (s.kv_clip_k && (*s.kv_clip_k < 0 || *s.kv_clip_k > 1)) throw Error("LLAMA_KV_CLIP_RATIO must be in [0, 1]");
   return s;
 }
 

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor_type.h"
+#include <optional>
+
+#include "kv/kv_cache.h"
 #include "sampling/sampler.h"
 
 namespace oscar::tools {
@@ -22,8 +24,14 @@ struct RunSettings {
   int n_threads = 0;    // 0: all hardware threads
   int n_batch = 2048;   // logical batch (-b)
   int n_ubatch = 512;   // physical batch (-ub): tokens per forward call
-  TensorType cache_k = TensorType::F16;
-  TensorType cache_v = TensorType::F16;
+  kv::CacheType cache_k = kv::CacheType::F16;
+  kv::CacheType cache_v = kv::CacheType::F16;
+  // OSCAR KV settings; unset values get their defaults in kv_config().
+  std::optional<int> kv_hp_sink, kv_hp_recent;
+  std::optional<float> kv_clip_k, kv_clip_v;
+  int kv_group_size = 0;      // 0: the head dim
+  bool kv_no_hadamard = false;
+  bool kv_fused = true;       // LLAMA_KV_FUSED_FA=0: reference attention
   std::string flash_attn = "auto";  // on|off|auto (the CPU path is always fused-capable)
   int n_gpu_layers = 0;
   bool verbose_prompt = false;
@@ -42,7 +50,16 @@ struct ExtraFlags {
   virtual ~ExtraFlags() = default;
   virtual bool handle(const std::string& flag, const std::function<std::string()>& next) = 0;
 };
-RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra = nullptr);
+// Environment lookup (std::getenv by default; tests pass their own).
+using EnvLookup = std::function<const char*(const char*)>;
+// The LLAMA_KV_* variables are applied first, then the flags, so a flag
+// beats a variable.
+RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra = nullptr,
+                               const EnvLookup& env = nullptr);
+
+// The KV cache configuration the settings describe, with OSCAR's defaults
+// when q2_0 is used: clip K 0.96 / V 0.92, sink 512, recent 2048.
+kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq);
 
 // The common part of --help.
 std::string common_usage();

@@ -81,7 +81,7 @@ int run(int argc, char** argv) {
 
   const int n_ctx = engine->context_size(s);
   auto cache = engine->make_cache(s, 1, n_ctx);
-  runtime::Forward fwd(model, *cache, engine->pool());
+  runtime::Forward fwd(model, *cache, engine->pool(), engine->forward_options(s));
   sampling::Sampler sampler(s.sampling);
   LogitsDump dump(s.dump_logits);
   const int n_vocab = model.config().n_vocab;

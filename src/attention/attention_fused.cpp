@@ -1,0 +1,160 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "attention/attention.h"
+#include "attention/row_kernels.h"
+#include "kernels/ops.h"
+
+namespace oscar::attention {
+
+namespace {
+
+constexpr int kBlock = 32;            // rows scored before one softmax update
+constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
+
+// Online-softmax state of one query head over part of the keys.
+struct Partial {
+  float m;    // running max score
+  float l;    // running sum of exp(score - m)
+  float* acc; // (d) running sum of exp(score - m) * v
+};
+
+// Folds a block of scores (already scaled) into the state; leaves the
+// block's weights exp(s - m_new) in p for the V pass.
+void softmax_update(Partial& st, const float* s, float* p, int n, int d) {
+  float mx = st.m;
+  for (int j = 0; j < n; ++j) mx = std::max(mx, s[j]);
+  const float corr = std::exp(st.m - mx);  // exp(-inf) = 0 on the first block
+  if (corr != 1.0f) {
+    st.l *= corr;
+    for (int i = 0; i < d; ++i) st.acc[i] *= corr;
+  }
+  for (int j = 0; j < n; ++j) {
+    p[j] = std::exp(s[j] - mx);
+    st.l += p[j];
+  }
+  st.m = mx;
+}
+
+// Finds, for ascending positions, the segment holding each one.
+struct SegmentCursor {
+  kv::Segment seg[4];
+  int n = 0, i = 0;
+  const kv::Segment& at(int pos) {
+    while (i < n && seg[i].end <= pos) ++i;
+    return seg[i];
+  }
+};
+
+}  // namespace
+
+void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& cache, const BatchView& b,
+                  float* out, ThreadPool& pool) {
+  const int d = layer.head_dim, n_kv = layer.n_head_kv, group = layer.n_head / n_kv;
+  const int q_width = layer.n_head * d, kv_width = n_kv * d;
+  const float scale = 1.0f / std::sqrt((float)d);
+  const kv::TierStore& ks = cache.k_store(il);
+  const kv::TierStore& vs = cache.v_store(il);
+
+  // Split long cached contexts so every thread has work even when there are
+  // fewer (token, KV head) pairs than threads (decode): flash-decoding.
+  const int pairs = b.n_tokens * n_kv;
+  int max_cached = 0;
+  for (int t = 0; t < b.n_tokens; ++t) max_cached = std::max(max_cached, b.n_cached[t]);
+  int n_chunks = 1;
+  if (pairs < 2 * pool.size())
+    n_chunks = std::clamp((2 * pool.size() + pairs - 1) / pairs, 1, std::max(1, max_cached / kMinChunk));
+  const int items = pairs * n_chunks;
+
+  // Partial results per item: m (group), l (group), acc (group, d).
+  std::vector<float> part((size_t)items * group * (d + 2));
+
+  pool.parallel_for((size_t)items, 1, [&](size_t begin, size_t end) {
+    std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
+    std::vector<float> qsums;
+    for (size_t item = begin; item < end; ++item) {
+      const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
+      const int t = pair / n_kv, g = pair % n_kv;
+      const int seq = b.seq[t], pos = b.pos[t], n_cached = b.n_cached[t];
+      const int c0 = (int)((long long)n_cached * c / n_chunks), c1 = (int)((long long)n_cached * (c + 1) / n_chunks);
+
+      float* base = &part[item * group * (d + 2)];
+      std::vector<Partial> st((size_t)group);
+      for (int h = 0; h < group; ++h) {
+        st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * group + (size_t)h * d};
+        std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);
+      }
+      GroupQuery gq{b.q + (size_t)t * q_width + (size_t)g * group * d, group, d, nullptr};
+      if (ks.main_codec().type() == kv::CacheType::Q2_0) {
+        // Σq per q2 group, so a row's score is s·(q·codes) + lo·Σq.
+        const int gs = ks.main_codec().q2_group_size(), ng = d / gs;
+        qsums.assign((size_t)group * ng, 0.0f);
+        for (int h = 0; h < group; ++h)
+          for (int i = 0; i < d; ++i) qsums[(size_t)h * ng + i / gs] += gq.q[(size_t)h * d + i];
+        gq.q_group_sums = qsums.data();
+      }
+
+      SegmentCursor kc, vc;
+      kc.n = ks.segments(seq, g, n_cached, kc.seg);
+      vc.n = vs.segments(seq, g, n_cached, vc.seg);
+      for (int p0 = c0; p0 < c1;) {
+        // A block never crosses a K or V segment boundary.
+        const kv::Segment& ksg = kc.at(p0);
+        const kv::Segment& vsg = vc.at(p0);
+        const int p1 = std::min({c1, p0 + kBlock, ksg.end, vsg.end});
+        const int n = p1 - p0;
+        score_rows(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, gq, scale,
+                   scores.data(), kBlock, tmp.data());
+        for (int h = 0; h < group; ++h)
+          softmax_update(st[(size_t)h], &scores[(size_t)h * kBlock], &p[(size_t)h * kBlock], n, d);
+        accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, p.data(),
+                        kBlock, group, base + 2 * group, tmp.data());
+        p0 = p1;
+      }
+      // The batch's own keys (full precision) go with the last chunk.
+      if (c == n_chunks - 1) {
+        for (int j = 0; j < b.n_tokens; ++j) {
+          if (b.seq[j] != seq || b.pos[j] > pos || b.pos[j] < n_cached) continue;
+          const float* kr = b.k + (size_t)j * kv_width + (size_t)g * d;
+          const float* vr = b.v + (size_t)j * kv_width + (size_t)g * d;
+          for (int h = 0; h < group; ++h) {
+            const float s = kernels::dot_f32(gq.q + (size_t)h * d, kr, d) * scale;
+            float w;
+            softmax_update(st[(size_t)h], &s, &w, 1, d);
+            kernels::axpy(w, vr, st[(size_t)h].acc, d);
+          }
+        }
+      }
+      for (int h = 0; h < group; ++h) {
+        base[h] = st[(size_t)h].m;
+        base[group + h] = st[(size_t)h].l;
+      }
+    }
+  });
+
+  // Merge the chunks of each (token, KV head): rescale to a common max.
+  for (int pair = 0; pair < pairs; ++pair) {
+    const int t = pair / n_kv, g = pair % n_kv;
+    for (int h = 0; h < group; ++h) {
+      float M = -INFINITY;
+      auto chunk = [&](int c) { return &part[(size_t)(pair * n_chunks + c) * group * (d + 2)]; };
+      for (int c = 0; c < n_chunks; ++c) M = std::max(M, chunk(c)[h]);
+      float* o = out + (size_t)t * q_width + ((size_t)g * group + h) * d;
+      std::fill(o, o + d, 0.0f);
+      float L = 0;
+      for (int c = 0; c < n_chunks; ++c) {
+        const float* pc = chunk(c);
+        const float m = pc[h], l = pc[group + h];
+        if (l == 0.0f) continue;  // an empty chunk
+        const float w = std::exp(m - M);
+        L += w * l;
+        kernels::axpy(w, pc + 2 * group + (size_t)h * d, o, d);
+      }
+      const float inv = L > 0 ? 1.0f / L : 0.0f;
+      for (int i = 0; i < d; ++i) o[i] *= inv;
+    }
+  }
+}
+
+}  // namespace oscar::attention

@@ -1,0 +1,29 @@
+// Per-row work of the fused attention for one GQA group: scores of a block of
+// cached rows against every query head of the group, and the weighted sum of
+// value rows into every head's accumulator. Rows are read in place in their
+// stored format; q2_0 rows are used through their 2-bit codes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kv/cache_type.h"
+
+namespace oscar::attention {
+
+struct GroupQuery {
+  const float* q = nullptr;  // (n_heads, d), post-rotation
+  int n_heads = 0;
+  int d = 0;
+  const float* q_group_sums = nullptr;  // (n_heads, d / g) sums of q per q2 group, when q2
+};
+
+// scores[h * stride + j] = scale * q_h . k_j for j < n_rows.
+void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
+                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp);
+
+// acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows.
+void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
+                     const float* p, size_t stride, int n_heads, float* acc, float* tmp);
+
+}  // namespace oscar::attention

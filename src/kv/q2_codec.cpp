@@ -1,0 +1,126 @@
+#include "kv/q2_codec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/fp16.h"
+
+namespace oscar::kv {
+
+int q2_group(int d, const Q2Params& p) { return p.group_size > 0 ? p.group_size : d; }
+
+bool q2_valid(int d, const Q2Params& p) {
+  const int g = q2_group(d, p);
+  return d > 0 && g >= 4 && g % 4 == 0 && d % g == 0;
+}
+
+size_t q2_row_bytes(int d, const Q2Params& p) {
+  const int g = q2_group(d, p);
+  return (size_t)(d / g) * (4 + (size_t)g / 4);
+}
+
+float q2_clip_threshold(const float* x, int d, float ratio) {
+  std::vector<float> a((size_t)d);
+  for (int i = 0; i < d; ++i) a[(size_t)i] = std::fabs(x[i]);
+  int k = (int)std::floor((double)ratio * d);
+  k = std::clamp(k, 0, d - 1);
+  std::nth_element(a.begin(), a.begin() + k, a.end());
+  return a[(size_t)k];
+}
+
+void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p) {
+  const int g = q2_group(d, p);
+  float buf[1024];
+  std::vector<float> big;
+  float* v = buf;
+  if (d > 1024) {
+    big.resize((size_t)d);
+    v = big.data();
+  }
+  std::copy(x, x + d, v);
+  if (p.clip_ratio > 0.0f) {
+    const float t = q2_clip_threshold(x, d, p.clip_ratio);
+    for (int i = 0; i < d; ++i) v[i] = std::clamp(v[i], -t, t);
+  }
+  const int q = g / 4;
+  for (int g0 = 0; g0 < d; g0 += g) {
+    const float* xs = v + g0;
+    float lo = xs[0], hi = xs[0];
+    for (int i = 1; i < g; ++i) {
+      lo = std::min(lo, xs[i]);
+      hi = std::max(hi, xs[i]);
+    }
+    const uint16_t s16 = f32_to_fp16((hi - lo) / 3.0f), lo16 = f32_to_fp16(lo);
+    // Codes are chosen against the f16 values the decoder will use.
+    const float s = fp16_to_f32(s16), l = fp16_to_f32(lo16);
+    const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+    out[0] = (uint8_t)(s16 & 0xff);
+    out[1] = (uint8_t)(s16 >> 8);
+    out[2] = (uint8_t)(lo16 & 0xff);
+    out[3] = (uint8_t)(lo16 >> 8);
+    uint8_t* codes = out + 4;
+    for (int j = 0; j < q; ++j) {
+      uint8_t b = 0;
+      for (int k = 0; k < 4; ++k) {
+        // Round half to even, like torch.round.
+        const float c = std::nearbyint((xs[j + k * q] - l) * inv);
+        const int ci = (int)std::clamp(c, 0.0f, 3.0f);
+        b |= (uint8_t)(ci << (2 * k));
+      }
+      codes[j] = b;
+    }
+    out += 4 + q;
+  }
+}
+
+namespace {
+inline float load_f16(const uint8_t* p) { return fp16_to_f32((uint16_t)(p[0] | (p[1] << 8))); }
+}  // namespace
+
+void q2_decode(const uint8_t* in, float* out, int d, const Q2Params& p) {
+  const int g = q2_group(d, p), q = g / 4;
+  for (int g0 = 0; g0 < d; g0 += g) {
+    const float s = load_f16(in), lo = load_f16(in + 2);
+    const uint8_t* codes = in + 4;
+    for (int j = 0; j < q; ++j)
+      for (int k = 0; k < 4; ++k) out[g0 + j + k * q] = lo + s * (float)((codes[j] >> (2 * k)) & 3);
+    in += 4 + q;
+  }
+}
+
+float q2_dot(const uint8_t* row, const float* qv, int d, int g) {
+  // q·x̂ = lo·Σq + s·Σ q_i·code_i per group.
+  const int qq = g / 4;
+  float total = 0.0f;
+  for (int g0 = 0; g0 < d; g0 += g) {
+    const float s = load_f16(row), lo = load_f16(row + 2);
+    const uint8_t* codes = row + 4;
+    const float* x = qv + g0;
+    float sum_q = 0.0f, sum_qc = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+      const float* xk = x + k * qq;
+      for (int j = 0; j < qq; ++j) {
+        sum_q += xk[j];
+        sum_qc += xk[j] * (float)((codes[j] >> (2 * k)) & 3);
+      }
+    }
+    total += lo * sum_q + s * sum_qc;
+    row += 4 + qq;
+  }
+  return total;
+}
+
+void q2_axpy(float w, const uint8_t* row, float* acc, int d, int g) {
+  const int qq = g / 4;
+  for (int g0 = 0; g0 < d; g0 += g) {
+    const float ws = w * load_f16(row), wlo = w * load_f16(row + 2);
+    const uint8_t* codes = row + 4;
+    float* a = acc + g0;
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < qq; ++j) a[j + k * qq] += wlo + ws * (float)((codes[j] >> (2 * k)) & 3);
+    row += 4 + qq;
+  }
+}
+
+}  // namespace oscar::kv

@@ -1,0 +1,119 @@
+#include "kv/tier_store.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace oscar::kv {
+
+TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx,
+                     int sink, int recent)
+    : main_(main),
+      f16_(f16),
+      n_seq_(n_seq),
+      n_head_kv_(n_head_kv),
+      n_ctx_(n_ctx),
+      sink_(is_quantized(main.type()) ? std::min(sink, n_ctx) : 0),
+      recent_(is_quantized(main.type()) ? std::min(recent, n_ctx) : 0),
+      tiered_(is_quantized(main.type()) && (sink > 0 || recent > 0)) {
+  const size_t heads = (size_t)n_seq * n_head_kv;
+  // Left uninitialised: pages are committed only when written.
+  main_buf_.reset(new uint8_t[heads * n_ctx * main_.row_bytes()]);
+  if (sink_ > 0) sink_buf_.reset(new uint8_t[heads * sink_ * f16_.row_bytes()]);
+  if (recent_ > 0) ring_buf_.reset(new uint8_t[heads * recent_ * f16_.row_bytes()]);
+  q_end_.assign((size_t)n_seq, sink_);
+}
+
+uint8_t* TierStore::main_row(int seq, int head, int pos) const {
+  return main_buf_.get() + (((size_t)seq * n_head_kv_ + head) * n_ctx_ + pos) * main_.row_bytes();
+}
+uint8_t* TierStore::sink_row(int seq, int head, int pos) const {
+  return sink_buf_.get() + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
+}
+uint8_t* TierStore::ring_row(int seq, int head, int pos) const {
+  return ring_buf_.get() + (((size_t)seq * n_head_kv_ + head) * recent_ + pos % recent_) * f16_.row_bytes();
+}
+
+void TierStore::evict(int seq, int pos) {
+  // The f16 row is decoded exactly and encoded into the main type once.
+  std::vector<float> tmp((size_t)main_.dim());
+  for (int h = 0; h < n_head_kv_; ++h) {
+    f16_.decode(ring_row(seq, h, pos), tmp.data());
+    main_.encode(tmp.data(), main_row(seq, h, pos));
+  }
+}
+
+void TierStore::store(int seq, int pos, const float* x) {
+  const int d = main_.dim();
+  if (!tiered_) {
+    for (int h = 0; h < n_head_kv_; ++h) main_.encode(x + (size_t)h * d, main_row(seq, h, pos));
+    return;
+  }
+  int& q_end = q_end_[(size_t)seq];
+  if (pos < sink_) {
+    for (int h = 0; h < n_head_kv_; ++h) f16_.encode(x + (size_t)h * d, sink_row(seq, h, pos));
+    return;
+  }
+  if (recent_ == 0) {
+    for (int h = 0; h < n_head_kv_; ++h) main_.encode(x + (size_t)h * d, main_row(seq, h, pos));
+    q_end = pos + 1;
+    return;
+  }
+  // Rows older than the window move to the main tier before their ring slot
+  // is reused.
+  while (pos - q_end >= recent_) evict(seq, q_end++);
+  for (int h = 0; h < n_head_kv_; ++h) f16_.encode(x + (size_t)h * d, ring_row(seq, h, pos));
+}
+
+void TierStore::truncate(int seq, int n_keep) {
+  int& q_end = q_end_[(size_t)seq];
+  q_end = std::max(sink_, std::min(q_end, n_keep));
+}
+
+TierStore::TierCounts TierStore::counts(int seq, int n) const {
+  TierCounts c;
+  if (!tiered_) {
+    c.main = n;
+    return c;
+  }
+  const int q_end = q_end_[(size_t)seq];
+  c.sink = std::min(n, sink_);
+  c.main = std::max(0, std::min(n, q_end) - sink_);
+  c.recent = std::max(0, n - std::max(q_end, sink_));
+  return c;
+}
+
+int TierStore::segments(int seq, int head, int n, Segment out[4]) const {
+  int k = 0;
+  if (!tiered_) {
+    if (n > 0) out[k++] = {0, n, main_row(seq, head, 0), main_.row_bytes(), &main_};
+    return k;
+  }
+  const int q_end = q_end_[(size_t)seq];
+  const int s_end = std::min(n, sink_);
+  if (s_end > 0) out[k++] = {0, s_end, sink_row(seq, head, 0), f16_.row_bytes(), &f16_};
+  const int m_end = std::min(n, q_end);
+  if (m_end > sink_) out[k++] = {sink_, m_end, main_row(seq, head, sink_), main_.row_bytes(), &main_};
+  int p = std::max(q_end, sink_);
+  while (p < n) {
+    // The ring wraps: split where slot index returns to 0.
+    const int slot = p % recent_;
+    const int e = std::min(n, p + (recent_ - slot));
+    out[k++] = {p, e, ring_row(seq, head, p), f16_.row_bytes(), &f16_};
+    p = e;
+  }
+  return k;
+}
+
+void TierStore::read(int seq, int head, int pos, float* out) const {
+  if (!tiered_) return main_.decode(main_row(seq, head, pos), out);
+  if (pos < sink_) return f16_.decode(sink_row(seq, head, pos), out);
+  if (pos < q_end_[(size_t)seq]) return main_.decode(main_row(seq, head, pos), out);
+  f16_.decode(ring_row(seq, head, pos), out);
+}
+
+size_t TierStore::bytes_allocated() const {
+  const size_t heads = (size_t)n_seq_ * n_head_kv_;
+  return heads * ((size_t)n_ctx_ * main_.row_bytes() + (size_t)(sink_ + recent_) * f16_.row_bytes());
+}
+
+}  // namespace oscar::kv

@@ -1,0 +1,46 @@
+#include "model/rotation_math.h"
+
+#include <cmath>
+
+namespace oscar::model {
+
+double orthogonality_error(const float* w, int d) {
+  double worst = 0;
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      double s = 0;
+      for (int k = 0; k < d; ++k) s += (double)w[i * d + k] * w[j * d + k];
+      worst = std::fmax(worst, std::fabs(s - (i == j ? 1.0 : 0.0)));
+    }
+  return worst;
+}
+
+bool is_power_of_two(int d) { return d > 0 && (d & (d - 1)) == 0; }
+
+std::vector<float> hadamard_matrix(int d) {
+  std::vector<float> h((size_t)d * d);
+  const float v = 1.0f / std::sqrt((float)d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) h[(size_t)i * d + j] = (__builtin_popcount((unsigned)(i & j)) & 1) ? -v : v;
+  return h;
+}
+
+void rotate(const float* w, const float* x, float* y, int d) {
+  for (int i = 0; i < d; ++i) {
+    const float* row = w + (size_t)i * d;
+    float s = 0;
+    for (int k = 0; k < d; ++k) s += row[k] * x[k];
+    y[i] = s;
+  }
+}
+
+void rotate_back(const float* w, const float* x, float* y, int d) {
+  for (int i = 0; i < d; ++i) y[i] = 0;
+  for (int k = 0; k < d; ++k) {
+    const float* row = w + (size_t)k * d;
+    const float xk = x[k];
+    for (int i = 0; i < d; ++i) y[i] += row[i] * xk;
+  }
+}
+
+}  // namespace oscar::model
