@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "default_vocab.h"
+#include "kv_rotations.h"
 #include "gguf/gguf_writer.h"
 #include "model_spec.h"
 #include "quant/quant.h"
@@ -29,7 +31,7 @@ void usage() {
                "usage: oscar-mkmodel [--arch qwen3|llama|qwen2] [--preset NAME] [--layers N] [--embd N]\n"
                "         [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
                "         [--rope-base F] [--tied] [--type T] [--seed N] [--tokenizer-json PATH]\n"
-               "         [-t THREADS] -o FILE\n"
+               "         [--kv-rot random|hadamard|DIR] [-t THREADS] -o FILE\n"
                "types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m\n"
                "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n");
 }
@@ -81,7 +83,7 @@ std::vector<TensorPlan> plan_tensors(const ModelSpec& s) {
 }
 
 void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const std::string& path,
-                 ThreadPool& pool) {
+                 ThreadPool& pool, const std::string& kv_rot) {
   const CpuFeatures cpu = detect_cpu();
   quant::QuantTable table(cpu);
   gguf::GgufWriter w(path);
@@ -105,6 +107,14 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
 
   const auto plan = plan_tensors(s);
   for (const auto& t : plan) w.add_tensor(t.name, t.type, t.shape);
+  // Rotation tensors go last, in the order oscar-bake writes them.
+  LayerRotations rot;
+  if (!kv_rot.empty()) {
+    rot = make_kv_rotations(kv_rot, s.n_layer, s.head_dim, s.seed);
+    const uint64_t d = (uint64_t)s.head_dim;
+    for (int i = 0; i < s.n_layer; ++i) w.add_tensor("blk." + std::to_string(i) + ".attn_k_rot.weight", TensorType::F32, {d, d});
+    for (int i = 0; i < s.n_layer; ++i) w.add_tensor("blk." + std::to_string(i) + ".attn_v_rot.weight", TensorType::F32, {d, d});
+  }
 
   uint64_t total_bytes = 0;
   for (const auto& t : plan) {
@@ -130,6 +140,11 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
     }
     total_bytes += (uint64_t)rows * rb;
   }
+  auto bytes_of = [](const std::vector<float>& m) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(m.data()), m.size() * 4);
+  };
+  for (const auto& m : rot.k) w.write_tensor_data(bytes_of(m));
+  for (const auto& m : rot.v) w.write_tensor_data(bytes_of(m));
   w.finish();
   std::fprintf(stderr, "oscar-mkmodel: wrote %s: %s %s, %d layers, embd %d, vocab %d, %zu tensors, %.1f MiB of weights\n",
                path.c_str(), s.arch.c_str(), s.type.c_str(), s.n_layer, s.n_embd, s.n_vocab, plan.size(),
@@ -148,7 +163,7 @@ int parse_int(const char* flag, const char* v) {
 int main(int argc, char** argv) {
   try {
     ModelSpec s;
-    std::string out, preset, tokenizer_json;
+    std::string out, preset, tokenizer_json, kv_rot;
     int threads = 0;
     // Flags are applied after the preset, so "--preset tiny --layers 4" works.
     std::vector<std::pair<std::string, std::string>> overrides;
@@ -165,6 +180,7 @@ int main(int argc, char** argv) {
       else if (f == "--preset") preset = val();
       else if (f == "--arch") s.arch = val();
       else if (f == "--tokenizer-json") tokenizer_json = val();
+      else if (f == "--kv-rot") kv_rot = val();
       else if (f == "--tied") s.tied_output = true;
       else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
       else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
@@ -206,7 +222,7 @@ int main(int argc, char** argv) {
     // Like converted models whose embedding has more rows than the tokenizer.
     if (s.n_vocab > n_tokens) pad_vocab(vocab, s.n_vocab);
     ThreadPool pool(threads);
-    write_model(s, std::move(vocab), out, pool);
+    write_model(s, std::move(vocab), out, pool, kv_rot);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oscar-mkmodel: error: %s\n", e.what());
