@@ -1,9 +1,28 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
-#include <exception>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace oscar {
+
+namespace {
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+// Spins before a worker sleeps: long enough to bridge the gap between the
+// matmuls of one decode step, short enough not to burn a core when idle.
+// Past kPureSpins a waiting thread yields each round, so an oversubscribed
+// machine still makes progress.
+constexpr int kWorkerSpins = 4000;
+constexpr int kPureSpins = 1000;
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0) n_threads = (int)std::max(1u, std::thread::hardware_concurrency());
@@ -14,28 +33,39 @@ ThreadPool::ThreadPool(int n_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
-  start_cv_.notify_all();
+  cv_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
+void ThreadPool::record(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lock(err_mu_);
+  if (!error_) error_ = e;
+}
+
 void ThreadPool::worker(int index) {
-  unsigned long seen = 0;
+  uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int, int)>* task;
-    {
+    uint64_t g = generation_.load(std::memory_order_acquire);
+    for (int i = 0; i < kWorkerSpins && g == seen && !stop_.load(std::memory_order_relaxed); ++i) {
+      if (i < kPureSpins) cpu_relax();
+      else std::this_thread::yield();
+      g = generation_.load(std::memory_order_acquire);
+    }
+    if (g == seen) {
       std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      task = task_;
+      cv_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      g = generation_.load(std::memory_order_acquire);
     }
-    (*task)(index, n_threads_);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+    if (stop_.load()) return;
+    seen = g;
+    try {
+      (*task_)(index, n_threads_);
+    } catch (...) {
+      record(std::current_exception());
     }
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
@@ -44,27 +74,33 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     fn(0, 1);
     return;
   }
+  task_ = &fn;
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
   {
+    // Under the lock so a worker about to sleep cannot miss the new generation.
     std::lock_guard<std::mutex> lock(mu_);
-    task_ = &fn;
-    pending_ = n_threads_ - 1;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
-  start_cv_.notify_all();
-  std::exception_ptr err;
+  cv_.notify_all();
   try {
     fn(0, n_threads_);
   } catch (...) {
-    err = std::current_exception();
+    record(std::current_exception());
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  for (long i = 0; pending_.load(std::memory_order_acquire) != 0; ++i) {
+    if (i < kPureSpins) cpu_relax();
+    else std::this_thread::yield();
+  }
   task_ = nullptr;
+  std::exception_ptr err;
+  {
+    std::lock_guard<std::mutex> lock(err_mu_);
+    std::swap(err, error_);
+  }
   if (err) std::rethrow_exception(err);
 }
 
-void ThreadPool::parallel_for(size_t n, size_t grain,
-                              const std::function<void(size_t, size_t)>& fn) {
+void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
   if (n == 0) return;
   grain = std::max<size_t>(grain, 1);
   const size_t max_chunks = (n + grain - 1) / grain;

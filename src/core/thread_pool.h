@@ -1,10 +1,17 @@
 // One pool of worker threads shared by every kernel of a process. The owner
 // (a tool's main, the server) creates it with the thread count from its
 // settings and passes it down; nothing creates threads behind its back.
+//
+// A decode step hands the pool a few hundred small tasks, so hand-off latency
+// matters: workers spin briefly on an atomic generation counter before
+// sleeping on a condition variable, and the caller spins for completion.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -23,7 +30,8 @@ class ThreadPool {
   int size() const { return n_threads_; }
 
   // Runs fn(thread_index, n_threads) on every thread (caller included) and
-  // waits for all of them. Not reentrant: a task must not call run() again.
+  // waits for all of them; the first exception thrown by any thread is
+  // rethrown here. Not reentrant: a task must not call run() again.
   void run(const std::function<void(int, int)>& fn);
 
   // Splits [0, n) into contiguous chunks of at least `grain` items, one
@@ -32,16 +40,18 @@ class ThreadPool {
 
  private:
   void worker(int index);
+  void record(std::exception_ptr e);
 
   int n_threads_;
   std::vector<std::thread> threads_;
   std::mutex mu_;
-  std::condition_variable start_cv_;
-  std::condition_variable done_cv_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
   const std::function<void(int, int)>* task_ = nullptr;
-  unsigned long generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  std::mutex err_mu_;
+  std::exception_ptr error_;
 };
 
 }  // namespace oscar

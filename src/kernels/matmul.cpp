@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/error.h"
 
@@ -43,25 +44,36 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
   const auto* wbytes = static_cast<const uint8_t*>(w.data);
   const int64_t n_row_tiles = (w.rows + kRowTile - 1) / kRowTile;
 
+  // Row tiles are handed out from a shared counter in small chunks, so a
+  // thread slowed by the machine's other load does not hold up the rest.
+  const int64_t chunk = std::max<int64_t>(1, n_row_tiles / (8 * (int64_t)pool.size()));
   for (int64_t c0 = 0; c0 < n_cols; c0 += kColBlock) {
     const int64_t c1 = std::min(n_cols, c0 + kColBlock);
-    pool.parallel_for((size_t)n_row_tiles, 1, [&](size_t tb, size_t te) {
+    std::atomic<int64_t> next{0};
+    auto work = [&](int, int) {
       float tile[quant::kMaxTile * quant::kMaxTile];
-      for (int64_t t = (int64_t)tb; t < (int64_t)te; ++t) {
-        const int64_t r0 = t * kRowTile;
-        const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
-        for (int64_t c = c0; c < c1; c += quant::kMaxTile) {
-          const int nc = (int)std::min<int64_t>(quant::kMaxTile, c1 - c);
-          // tile[r * kMaxTile + j] = dot(row r0 + r, column c + j)
-          q.dot(w.cols, wbytes + (size_t)r0 * w.row_bytes, w.row_bytes, nr,
-                act + (size_t)c * act_stride, act_stride, nc, tile, quant::kMaxTile);
-          for (int j = 0; j < nc; ++j) {
-            float* yc = y + (size_t)(c + j) * y_stride + r0;
-            for (int r = 0; r < nr; ++r) yc[r] = tile[r * quant::kMaxTile + j];
+      for (;;) {
+        const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
+        if (tb >= n_row_tiles) return;
+        const int64_t te = std::min(n_row_tiles, tb + chunk);
+        for (int64_t t = tb; t < te; ++t) {
+          const int64_t r0 = t * kRowTile;
+          const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
+          for (int64_t c = c0; c < c1; c += quant::kMaxTile) {
+            const int nc = (int)std::min<int64_t>(quant::kMaxTile, c1 - c);
+            // tile[r * kMaxTile + j] = dot(row r0 + r, column c + j)
+            q.dot(w.cols, wbytes + (size_t)r0 * w.row_bytes, w.row_bytes, nr, act + (size_t)c * act_stride,
+                  act_stride, nc, tile, quant::kMaxTile);
+            for (int j = 0; j < nc; ++j) {
+              float* yc = y + (size_t)(c + j) * y_stride + r0;
+              for (int r = 0; r < nr; ++r) yc[r] = tile[r * quant::kMaxTile + j];
+            }
           }
         }
       }
-    });
+    };
+    if (n_row_tiles <= 1) work(0, 1);
+    else pool.run(work);
   }
 }
 

@@ -31,6 +31,26 @@ TEST(ThreadPool, ParallelForCoversRangeExactlyOnce) {
   }
 }
 
+TEST(ThreadPool, WorkerExceptionPropagatesToTheCaller) {
+  ThreadPool pool(3);
+  std::atomic<int> done{0};
+  EXPECT_THROW(pool.run([&](int t, int) {
+    if (t == 2) throw std::runtime_error("worker");
+    done++;
+  }),
+               std::runtime_error);
+  EXPECT_EQ(done.load(), 2);
+  pool.run([&](int, int) { done++; });  // still usable, error not re-raised
+  EXPECT_EQ(done.load(), 5);
+}
+
+TEST(ThreadPool, ManyTinyTasksInARow) {
+  ThreadPool pool(4);
+  std::atomic<long> sum{0};
+  for (int rep = 0; rep < 5000; ++rep) pool.run([&](int t, int) { sum += t; });
+  EXPECT_EQ(sum.load(), 5000L * (0 + 1 + 2 + 3));
+}
+
 TEST(ThreadPool, CallerExceptionPropagatesAfterWorkersFinish) {
   ThreadPool pool(2);
   std::atomic<int> done{0};
