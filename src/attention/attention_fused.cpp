@@ -73,6 +73,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   pool.parallel_for((size_t)items, 1, [&](size_t begin, size_t end) {
     std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
     std::vector<float> qsums;
+    std::vector<int> keys;
     for (size_t item = begin; item < end; ++item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const int t = pair / n_kv, g = pair % n_kv;
@@ -112,17 +113,23 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
                         kBlock, group, base + 2 * group, tmp.data());
         p0 = p1;
       }
-      // The batch's own keys (full precision) go with the last chunk.
+      // The batch's own keys (full precision) go with the last chunk, in
+      // blocks like the cached ones.
       if (c == n_chunks - 1) {
-        for (int j = 0; j < b.n_tokens; ++j) {
-          if (b.seq[j] != seq || b.pos[j] > pos || b.pos[j] < n_cached) continue;
-          const float* kr = b.k + (size_t)j * kv_width + (size_t)g * d;
-          const float* vr = b.v + (size_t)j * kv_width + (size_t)g * d;
+        keys.clear();
+        for (int j = 0; j < b.n_tokens; ++j)
+          if (b.seq[j] == seq && b.pos[j] <= pos && b.pos[j] >= n_cached) keys.push_back(j);
+        for (size_t k0 = 0; k0 < keys.size(); k0 += kBlock) {
+          const int n = (int)std::min<size_t>(kBlock, keys.size() - k0);
+          for (int h = 0; h < group; ++h)
+            for (int j = 0; j < n; ++j)
+              scores[(size_t)h * kBlock + j] =
+                  kernels::dot_f32(gq.q + (size_t)h * d, b.k + (size_t)keys[k0 + j] * kv_width + (size_t)g * d, d) * scale;
           for (int h = 0; h < group; ++h) {
-            const float s = kernels::dot_f32(gq.q + (size_t)h * d, kr, d) * scale;
-            float w;
-            softmax_update(st[(size_t)h], &s, &w, 1, d);
-            kernels::axpy(w, vr, st[(size_t)h].acc, d);
+            softmax_update(st[(size_t)h], &scores[(size_t)h * kBlock], &p[(size_t)h * kBlock], n, d);
+            for (int j = 0; j < n; ++j)
+              kernels::axpy(p[(size_t)h * kBlock + j], b.v + (size_t)keys[k0 + j] * kv_width + (size_t)g * d,
+                            st[(size_t)h].acc, d);
           }
         }
       }
