@@ -23,7 +23,9 @@ size_t q2_row_bytes(int d, const Q2Params& p) {
 float q2_clip_threshold(const float* x, int d, float ratio) {
   std::vector<float> a((size_t)d);
   for (int i = 0; i < d; ++i) a[(size_t)i] = std::fabs(x[i]);
-  int k = (int)std::floor((double)ratio * d);
+  // floor(ratio * d) of the ratio as written (0.35 * 20 = 7), not of its
+  // float rounding (0.35f * 20 = 6.99999988): allow for the float error.
+  int k = (int)std::floor((double)ratio * d * (1.0 + 1e-6));
   k = std::clamp(k, 0, d - 1);
   std::nth_element(a.begin(), a.begin() + k, a.end());
   return a[(size_t)k];
@@ -54,7 +56,6 @@ void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p) {
     const uint16_t s16 = f32_to_fp16((hi - lo) / 3.0f), lo16 = f32_to_fp16(lo);
     // Codes are chosen against the f16 values the decoder will use.
     const float s = fp16_to_f32(s16), l = fp16_to_f32(lo16);
-    const float inv = s > 0.0f ? 1.0f / s : 0.0f;
     out[0] = (uint8_t)(s16 & 0xff);
     out[1] = (uint8_t)(s16 >> 8);
     out[2] = (uint8_t)(lo16 & 0xff);
@@ -63,9 +64,12 @@ void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p) {
     for (int j = 0; j < q; ++j) {
       uint8_t b = 0;
       for (int k = 0; k < 4; ++k) {
-        // Round half to even, like torch.round.
-        const float c = std::nearbyint((xs[j + k * q] - l) * inv);
-        const int ci = (int)std::clamp(c, 0.0f, 3.0f);
+        // Round half to even, like torch.round, of the exact (x - lo)/s:
+        // double keeps x - lo exact and the halfway decisions right (a float
+        // subtraction or a reciprocal multiply moves values next to a
+        // halfway point onto it).
+        const double c = s > 0.0f ? std::nearbyint(((double)xs[j + k * q] - l) / s) : 0.0;
+        const int ci = (int)std::clamp(c, 0.0, 3.0);
         b |= (uint8_t)(ci << (2 * k));
       }
       codes[j] = b;

@@ -80,7 +80,7 @@ void apply_env(RunSettings& s, const EnvLookup& env) {
 
 float clip_ratio(const std::string& flag, const std::string& v) {
   const float x = to_float(flag, v);
-  if (x < 0.0f || x > 1.0f) throw Error(flag + ": clip ratio must be in [0, 1], got '" + v + "'");
+  if (!(x >= 0.0f && x <= 1.0f)) throw Error(flag + ": clip ratio must be in [0, 1], got '" + v + "'");
   return x;
 }
 }  // namespace
@@ -161,7 +161,9 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
   if (s.kv_hp_sink.value_or(0) < 0 || s.kv_hp_recent.value_or(0) < 0)
     throw Error("--kv-hp-sink / --kv-hp-recent must not be negative");
   if (s.kv_group_size < 0) throw Error("--kv-group-size must not be negative");
-  if (s.kv_clip_k && (*s.kv_clip_k < 0 || *s.kv_clip_k > 1)) throw Error("LLAMA_KV_CLIP_RATIO must be in [0, 1]");
+  // Both: a flag may override one of the two values LLAMA_KV_CLIP_RATIO set (NaN fails too).
+  for (const auto& c : {s.kv_clip_k, s.kv_clip_v})
+    if (c && !(*c >= 0.0f && *c <= 1.0f)) throw Error("LLAMA_KV_CLIP_RATIO must be in [0, 1]");
   return s;
 }
 
