@@ -56,17 +56,11 @@ std::string common_usage() {
          "  --temp F --top-k N --top-p F --min-p F --typical F\n"
          "  --repeat-penalty F --repeat-last-n N --frequency-penalty F --presence-penalty F\n"
          "  --seed N                 sampling seed\n"
-         "  --kv-hp-sink N           f16 sink tokens of a quantized cache (LLAMA_KV_HP_SINK; q2_0: 512)\n"
-         "  --kv-hp-recent N         f16 recent tokens (LLAMA_KV_HP_RECENT; q2_0: 2048)\n"
-         "  --kv-clip-k F, --kv-clip-v F  q2_0 clip ratios (LLAMA_KV_CLIP_RATIO sets both; 0.96/0.92; 0: off)\n"
-         "  --kv-group-size N        q2_0 group size (default: the head dim)\n"
-         "  --kv-no-hadamard         no data-free Hadamard without rotations (LLAMA_KV_NO_HADAMARD=1)\n"
-         "  --kv-fused-fa 0|1        0: reference attention path (LLAMA_KV_FUSED_FA)\n"
-         "  -v, --verbose\n";
+         "  -v, --verbose\n" +
+         kv_usage();
 }
 
-namespace {
-void apply_env(RunSettings& s, const EnvLookup& env) {
+void apply_kv_env(RunSettings& s, const EnvLookup& env) {
   auto get = [&](const char* name) -> const char* {
     const char* v = env ? env(name) : std::getenv(name);
     return v && *v ? v : nullptr;
@@ -78,12 +72,35 @@ void apply_env(RunSettings& s, const EnvLookup& env) {
   if (const char* v = get("LLAMA_KV_HP_RECENT")) s.kv_hp_recent = to_int("LLAMA_KV_HP_RECENT", v);
 }
 
+namespace {
+
 float clip_ratio(const std::string& flag, const std::string& v) {
   const float x = to_float(flag, v);
   if (!(x >= 0.0f && x <= 1.0f)) throw Error(flag + ": clip ratio must be in [0, 1], got '" + v + "'");
   return x;
 }
 }  // namespace
+
+bool parse_kv_flag(RunSettings& s, const std::string& f, const std::function<std::string()>& next) {
+  if (f == "--kv-hp-sink") s.kv_hp_sink = to_int(f, next());
+  else if (f == "--kv-hp-recent") s.kv_hp_recent = to_int(f, next());
+  else if (f == "--kv-clip-k") s.kv_clip_k = clip_ratio(f, next());
+  else if (f == "--kv-clip-v") s.kv_clip_v = clip_ratio(f, next());
+  else if (f == "--kv-group-size") s.kv_group_size = to_int(f, next());
+  else if (f == "--kv-no-hadamard") s.kv_no_hadamard = true;
+  else if (f == "--kv-fused-fa") s.kv_fused = to_int(f, next()) != 0;
+  else return false;
+  return true;
+}
+
+std::string kv_usage() {
+  return "  --kv-hp-sink N           f16 sink tokens of a quantized cache (LLAMA_KV_HP_SINK; q2_0: 512)\n"
+         "  --kv-hp-recent N         f16 recent tokens (LLAMA_KV_HP_RECENT; q2_0: 2048)\n"
+         "  --kv-clip-k F, --kv-clip-v F  q2_0 clip ratios (LLAMA_KV_CLIP_RATIO sets both; 0.96/0.92; 0: off)\n"
+         "  --kv-group-size N        q2_0 group size (default: the head dim)\n"
+         "  --kv-no-hadamard         no data-free Hadamard without rotations (LLAMA_KV_NO_HADAMARD=1)\n"
+         "  --kv-fused-fa 0|1        0: reference attention path (LLAMA_KV_FUSED_FA)\n";
+}
 
 kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq) {
   kv::KvCacheConfig c;
@@ -102,7 +119,7 @@ kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq) {
 RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const EnvLookup& env) {
   RunSettings s;
   bool seed_given = false;
-  apply_env(s, env);
+  apply_kv_env(s, env);
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
     auto next = [&]() -> std::string {
@@ -143,13 +160,7 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
     else if (f == "-cnv" || f == "--conversation") s.conversation = true;
     else if (f == "-sys" || f == "--system-prompt") s.system_prompt = next();
     else if (f == "--dump-logits") s.dump_logits = next();
-    else if (f == "--kv-hp-sink") s.kv_hp_sink = to_int(f, next());
-    else if (f == "--kv-hp-recent") s.kv_hp_recent = to_int(f, next());
-    else if (f == "--kv-clip-k") s.kv_clip_k = clip_ratio(f, next());
-    else if (f == "--kv-clip-v") s.kv_clip_v = clip_ratio(f, next());
-    else if (f == "--kv-group-size") s.kv_group_size = to_int(f, next());
-    else if (f == "--kv-no-hadamard") s.kv_no_hadamard = true;
-    else if (f == "--kv-fused-fa") s.kv_fused = to_int(f, next()) != 0;
+    else if (parse_kv_flag(s, f, next)) continue;
     else if (f == "-v" || f == "--verbose") s.verbose = true;
     else if (extra && extra->handle(f, next)) continue;
     else throw Error("unknown flag '" + f + "' (see --help)");

@@ -57,6 +57,13 @@ using EnvLookup = std::function<const char*(const char*)>;
 RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra = nullptr,
                                const EnvLookup& env = nullptr);
 
+// The OSCAR KV pieces on their own, for tools with their own flag syntax
+// (oscar-bench): the LLAMA_KV_* variables, and one --kv-* flag (returns true
+// when `flag` was one; reads its value with next()).
+void apply_kv_env(RunSettings& s, const EnvLookup& env = nullptr);
+bool parse_kv_flag(RunSettings& s, const std::string& flag, const std::function<std::string()>& next);
+std::string kv_usage();
+
 // The KV cache configuration the settings describe, with OSCAR's defaults
 // when q2_0 is used: clip K 0.96 / V 0.92, sink 512, recent 2048.
 kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq);

@@ -76,12 +76,13 @@ std::string bench_usage() {
          "                                keep it far above the last-level cache)\n"
          "        --no-warmup             skip the untimed warm-up run\n"
          "  -v,   --verbose               progress on stderr\n"
-         "  -h,   --help\n";
+         "  -h,   --help\n" + tools::kv_usage();
 }
 
 BenchParams parse_bench_params(int argc, char** argv) {
   BenchParams p;
   bool seen_m = false;
+  tools::apply_kv_env(p.kv);
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -127,6 +128,7 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.warmup = false;
     } else if (flag == "-v" || flag == "--verbose") {
       p.verbose = true;
+    } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");
     }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "run_settings.h"
+
 #include "kv/cache_type.h"
 
 namespace oscar::bench {
@@ -28,6 +30,7 @@ struct BenchParams {
   bool warmup = true;
   bool verbose = false;
   bool help = false;
+  tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used
 };
 
 // One benchmark: a pp test (n_gen == 0) or a tg test (n_prompt == 0).

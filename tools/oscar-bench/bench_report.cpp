@@ -80,6 +80,7 @@ std::vector<Field> fields(const ResultRow& r) {
       dbl("roofline_ts", r.roofline_ts),
       dbl("roofline_share", r.roofline_share()),
       u64("kv_bytes", r.kv_bytes),
+      dbl("kv_bits_per_value", r.kv_bits_per_value),
       u64("rss_load_bytes", r.rss_load_bytes),
       u64("rss_end_bytes", r.rss_end_bytes),
   };

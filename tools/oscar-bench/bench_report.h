@@ -29,6 +29,7 @@ struct ResultRow {
 
   // Memory: resident set after the model load and after this test.
   uint64_t kv_bytes = 0, rss_load_bytes = 0, rss_end_bytes = 0;
+  double kv_bits_per_value = 0;  // effective, all tiers, at the end of the test
 
   // Derived from samples_ns (tokens/s per sample; mean and sample std).
   std::vector<double> samples_ts() const;

@@ -161,7 +161,7 @@ class Runner {
     r.test_time = utc_now();
     r.rss_load_bytes = rss_load_;
 
-    tools::RunSettings s;
+    tools::RunSettings s = p_.kv;
     s.cache_k = t.type_k;
     s.cache_v = t.type_v;
     auto cache = engine_->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
@@ -220,6 +220,8 @@ class Runner {
       r.bytes_per_token = tg_bytes_per_token(stats_, t, kv_at_depth, (double)cache->usage(0).bytes);
       r.roofline_ts = r.read_bw_gbps * 1e9 / r.bytes_per_token;
     }
+    r.kv_bits_per_value = cache->usage(0).bits_per_value;
+    log_.info("  " + r.test_name() + ": KV " + std::to_string(r.kv_bits_per_value).substr(0, 5) + " bits/value");
     r.rss_end_bytes = rss_bytes();
     return r;
   }
