@@ -56,7 +56,12 @@ std::string common_usage() {
          "  --temp F --top-k N --top-p F --min-p F --typical F\n"
          "  --repeat-penalty F --repeat-last-n N --frequency-penalty F --presence-penalty F\n"
          "  --seed N                 sampling seed\n"
-         "  -v, --verbose\n" +
+         "  -v, --verbose\n"
+         "  -cnv, -no-cnv            conversation mode on/off (default: on when the model has a chat\n"
+         "                           template and no -p/-f is given)\n"
+         "  -sys, --system-prompt S  system message of the conversation\n"
+         "  --chat-template-file F   Jinja chat template instead of the model's\n"
+         "  --reasoning-format none|deepseek  show thinking separately (deepseek) or raw (none)\n" +
          kv_usage();
 }
 
@@ -160,6 +165,14 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
     else if (f == "-cnv" || f == "--conversation") s.conversation = true;
     else if (f == "-sys" || f == "--system-prompt") s.system_prompt = next();
     else if (f == "--dump-logits") s.dump_logits = next();
+    else if (f == "--chat-template-file") s.chat_template_file = next();
+    else if (f == "--jinja") continue;  // always on: templates are rendered with our Jinja engine
+    else if (f == "--reasoning-format") {
+      s.reasoning_format = next();
+      if (s.reasoning_format != "none" && s.reasoning_format != "deepseek" && s.reasoning_format != "auto")
+        throw Error("--reasoning-format: expected none or deepseek, got '" + s.reasoning_format + "'");
+      if (s.reasoning_format == "auto") s.reasoning_format = "deepseek";
+    }
     else if (parse_kv_flag(s, f, next)) continue;
     else if (f == "-v" || f == "--verbose") s.verbose = true;
     else if (extra && extra->handle(f, next)) continue;

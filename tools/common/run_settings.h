@@ -38,6 +38,8 @@ struct RunSettings {
   bool no_cnv = false;
   bool conversation = false;
   std::string system_prompt;
+  std::string chat_template_file;           // overrides the model's template
+  std::string reasoning_format = "deepseek";  // none | deepseek
   std::string dump_logits;
   bool verbose = false;
   sampling::SamplerSettings sampling;

@@ -16,6 +16,7 @@
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "conversation.h"
 #include "engine.h"
 #include "run_settings.h"
 #include "runtime/forward.h"
@@ -66,7 +67,7 @@ int run(int argc, char** argv) {
       std::printf("usage: oscar-cli -m MODEL [-p PROMPT | -f FILE] [options]\n%s"
                   "  --dump-logits FILE       write logits of every evaluated position\n"
                   "  --verbose-prompt         print the prompt tokens\n"
-                  "  -no-cnv                  plain completion (the default in this version)\n",
+                  "  -no-cnv                  plain completion even when the model has a chat template\n",
                   tools::common_usage().c_str());
       return 0;
     }
@@ -85,6 +86,12 @@ int run(int argc, char** argv) {
   sampling::Sampler sampler(s.sampling);
   LogitsDump dump(s.dump_logits);
   const int n_vocab = model.config().n_vocab;
+
+  // Conversation mode: asked for, or the default when the model has a chat
+  // template and no prompt was given.
+  const bool has_template = !tokenizer.vocab().chat_template().empty() || !s.chat_template_file.empty();
+  if (s.conversation || (!s.no_cnv && has_template && s.prompt.empty() && s.prompt_file.empty()))
+    return tools::run_conversation(s, *engine, *cache, fwd, stdin, stdout);
 
   std::vector<tok::TokenId> prompt = tokenizer.tokenize(s.prompt, /*add_special=*/true, /*parse_special=*/true);
   if (prompt.empty()) {
