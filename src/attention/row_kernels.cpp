@@ -1,6 +1,10 @@
 #include "attention/row_kernels.h"
 
 #include "core/fp16.h"
+
+#if defined(OSCAR_X86)
+#include <immintrin.h>
+#endif
 #include "kernels/ops.h"
 
 namespace oscar::attention {
@@ -23,8 +27,28 @@ void unpack_q2(const uint8_t* row, int d, int g, float* codes, float* s, float* 
   }
 }
 
-void decode_f16_row(const uint8_t* row, float* out, int d) {
+void decode_f16_scalar(const uint8_t* row, float* out, int d) {
   for (int i = 0; i < d; ++i) out[i] = load_f16(row + 2 * i);
+}
+
+#if defined(OSCAR_X86)
+// f16 rows are read once per key per step: the hardware conversion is
+// several times faster than the exact scalar one (same results: both exact).
+__attribute__((target("avx,f16c"))) void decode_f16_f16c(const uint8_t* row, float* out, int d) {
+  int i = 0;
+  for (; i + 8 <= d; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i))));
+  for (; i < d; ++i) out[i] = load_f16(row + 2 * i);
+}
+#endif
+
+void decode_f16_row(const uint8_t* row, float* out, int d) {
+#if defined(OSCAR_X86)
+  // Read once per process from cpuid; immutable afterwards.
+  static const bool has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  if (has_f16c) return decode_f16_f16c(row, out, d);
+#endif
+  decode_f16_scalar(row, out, d);
 }
 
 }  // namespace

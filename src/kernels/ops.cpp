@@ -48,7 +48,16 @@ void softmax(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
-float dot_f32(const float* a, const float* b, int n) {
+// Attention calls these per key row: compiled for several ISAs and chosen at
+// load time by the dynamic linker (GCC function multi-versioning); the
+// "default" clone is the portable reference.
+#if defined(OSCAR_X86) && defined(__GNUC__) && !defined(__clang__)
+#define OSCAR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OSCAR_CLONES
+#endif
+
+OSCAR_CLONES float dot_f32(const float* a, const float* b, int n) {
   float s[8] = {};
   int i = 0;
   for (; i + 8 <= n; i += 8)
@@ -59,7 +68,7 @@ float dot_f32(const float* a, const float* b, int n) {
   return t;
 }
 
-void axpy(float a, const float* x, float* y, int n) {
+OSCAR_CLONES void axpy(float a, const float* x, float* y, int n) {
   for (int i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
