@@ -25,6 +25,27 @@ void rope(float* head, int rope_dim, int pos, float base, bool neox) {
   }
 }
 
+void rope_table(int rope_dim, int pos, float base, float* cos_sin) {
+  const int half = rope_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const double theta = (double)pos * std::pow((double)base, -2.0 * i / rope_dim);
+    cos_sin[i] = (float)std::cos(theta);
+    cos_sin[half + i] = (float)std::sin(theta);
+  }
+}
+
+void rope_apply(float* head, int rope_dim, const float* cos_sin, bool neox) {
+  const int half = rope_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const float c = cos_sin[i], s = cos_sin[half + i];
+    const int a = neox ? i : 2 * i;
+    const int b = neox ? i + half : 2 * i + 1;
+    const float x0 = head[a], x1 = head[b];
+    head[a] = x0 * c - x1 * s;
+    head[b] = x0 * s + x1 * c;
+  }
+}
+
 void swiglu(const float* gate, const float* up, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const float g = gate[i];

@@ -16,6 +16,10 @@ void rms_norm(const float* x, const float* w, float* y, int n, float eps);
 // values are rotated by angles pos * base^(-2i/rope_dim), in pairs chosen by
 // `neox` (halves of the head) or adjacent pairs (llama's "normal" mode).
 void rope(float* head, int rope_dim, int pos, float base, bool neox);
+// The same in two steps, so every head of a token shares one table:
+// cos_sin gets rope_dim values (rope_dim/2 cosines, then rope_dim/2 sines).
+void rope_table(int rope_dim, int pos, float base, float* cos_sin);
+void rope_apply(float* head, int rope_dim, const float* cos_sin, bool neox);
 
 // out[i] = silu(gate[i]) * up[i]
 void swiglu(const float* gate, const float* up, float* out, size_t n);

@@ -108,13 +108,15 @@ void Forward::layer(int il, int n) {
       kernels::add_inplace(v, lw.bv.data(), kvw);
     }
     const bool neox = l.rope_style == model::RopeStyle::NeoX;
+    float cos_sin[1024];  // one table per token, shared by all its heads
+    kernels::rope_table(l.rope_dim, pos_[i], l.rope_base, cos_sin);
     for (int h = 0; h < l.n_head; ++h) {
       if (l.qk_norm) kernels::rms_norm(q + h * hd, lw.q_norm.data(), q + h * hd, hd, c.rms_eps);
-      kernels::rope(q + h * hd, l.rope_dim, pos_[i], l.rope_base, neox);
+      kernels::rope_apply(q + h * hd, l.rope_dim, cos_sin, neox);
     }
     for (int h = 0; h < l.n_head_kv; ++h) {
       if (l.qk_norm) kernels::rms_norm(k + h * hd, lw.k_norm.data(), k + h * hd, hd, c.rms_eps);
-      kernels::rope(k + h * hd, l.rope_dim, pos_[i], l.rope_base, neox);
+      kernels::rope_apply(k + h * hd, l.rope_dim, cos_sin, neox);
     }
     // OSCAR: Q and K heads rotated by the layer's K rotation after RoPE
     // (q.k unchanged), V heads by the V rotation before they are stored.
