@@ -74,6 +74,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
     std::vector<float> qsums;
     std::vector<int> keys;
+    std::vector<Partial> st((size_t)group);
     for (size_t item = begin; item < end; ++item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const int t = pair / n_kv, g = pair % n_kv;
@@ -81,7 +82,6 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       const int c0 = (int)((long long)n_cached * c / n_chunks), c1 = (int)((long long)n_cached * (c + 1) / n_chunks);
 
       float* base = &part[item * group * (d + 2)];
-      std::vector<Partial> st((size_t)group);
       for (int h = 0; h < group; ++h) {
         st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * group + (size_t)h * d};
         std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);

@@ -21,32 +21,6 @@ namespace oscar::gguf {
 
 namespace {
 
-// Smallest encoding of one item of each value type, so a count can be
-// refused when even the smallest items could not fit in what is left.
-size_t min_item_size(ValueType t) {
-  switch (t) {
-    case ValueType::UINT8:
-    case ValueType::INT8:
-    case ValueType::BOOL:
-      return 1;
-    case ValueType::UINT16:
-    case ValueType::INT16:
-      return 2;
-    case ValueType::UINT32:
-    case ValueType::INT32:
-    case ValueType::FLOAT32:
-      return 4;
-    case ValueType::UINT64:
-    case ValueType::INT64:
-    case ValueType::FLOAT64:
-    case ValueType::STRING:  // u64 length
-      return 8;
-    case ValueType::ARRAY:  // u32 type + u64 count
-      return 12;
-  }
-  return 1;
-}
-
 bool valid_value_type(uint32_t t) { return t <= (uint32_t)ValueType::FLOAT64; }
 
 // Minimum sizes of the records that counts in the header refer to.
@@ -240,7 +214,8 @@ class Parser {
     const ValueType elem = (ValueType)et;
     const size_t count_at = pos_;
     const uint64_t n = u64(where_kv() + " array length");
-    const size_t min = min_item_size(elem);
+    // A count is refused when even the smallest items could not fit in what is left.
+    const size_t min = min_encoded_size(elem);
     if (n > left() / min)
       fail_at(count_at, where_kv() + ": array of " + std::to_string(n) + " " +
                             value_type_name(elem) + " needs at least " +

@@ -150,4 +150,29 @@ const Array* Value::as_array() const {
   return p ? p->get() : nullptr;
 }
 
+size_t min_encoded_size(ValueType t) {
+  switch (t) {
+    case ValueType::UINT8:
+    case ValueType::INT8:
+    case ValueType::BOOL:
+      return 1;
+    case ValueType::UINT16:
+    case ValueType::INT16:
+      return 2;
+    case ValueType::UINT32:
+    case ValueType::INT32:
+    case ValueType::FLOAT32:
+      return 4;
+    case ValueType::UINT64:
+    case ValueType::INT64:
+    case ValueType::FLOAT64:
+    case ValueType::STRING:  // u64 length
+      return 8;
+    case ValueType::ARRAY:  // u32 type + u64 count
+      return 12;
+  }
+  return 1;
+}
+
+
 }  // namespace oscar::gguf

@@ -3,6 +3,7 @@
 // type so a writer can reproduce them byte for byte.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +31,10 @@ enum class ValueType : uint32_t {
 };
 
 const char* value_type_name(ValueType t);
+
+// Bytes a value of type t takes in a file at least: exact for scalars, the
+// length/header prefix for strings (u64 length) and arrays (u32 type + u64 count).
+size_t min_encoded_size(ValueType t);
 
 // A key or tensor name as shown inside a one-line error message: control
 // bytes (a crafted name may hold a newline) are written as \xNN and very

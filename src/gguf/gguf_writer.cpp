@@ -124,34 +124,17 @@ void put_value(std::string& out, const Value& v) {
 }  // namespace
 
 uint64_t encoded_value_size(const Value& v) {
-  switch (v.type) {
-    case ValueType::UINT8:
-    case ValueType::INT8:
-    case ValueType::BOOL:
-      return 1;
-    case ValueType::UINT16:
-    case ValueType::INT16:
-      return 2;
-    case ValueType::UINT32:
-    case ValueType::INT32:
-    case ValueType::FLOAT32:
-      return 4;
-    case ValueType::UINT64:
-    case ValueType::INT64:
-    case ValueType::FLOAT64:
-      return 8;
-    case ValueType::STRING: {
-      const std::string* s = v.as_string();
-      return 8 + (s ? s->size() : 0);
-    }
-    case ValueType::ARRAY: {
-      uint64_t n = 12;
-      if (const Array* a = v.as_array())
-        for (const Value& item : a->items) n += encoded_value_size(item);
-      return n;
-    }
+  if (v.type == ValueType::STRING) {
+    const std::string* s = v.as_string();
+    return 8 + (s ? s->size() : 0);
   }
-  return 0;
+  if (v.type == ValueType::ARRAY) {
+    uint64_t n = min_encoded_size(ValueType::ARRAY);
+    if (const Array* a = v.as_array())
+      for (const Value& item : a->items) n += encoded_value_size(item);
+    return n;
+  }
+  return min_encoded_size(v.type);
 }
 
 GgufWriter::GgufWriter(std::string path, uint32_t version)

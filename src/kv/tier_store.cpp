@@ -35,10 +35,10 @@ uint8_t* TierStore::ring_row(int seq, int head, int pos) const {
 
 void TierStore::evict(int seq, int pos) {
   // The f16 row is decoded exactly and encoded into the main type once.
-  std::vector<float> tmp((size_t)main_.dim());
+  float tmp[1024];  // head dims are at most 1024 (checked at model load)
   for (int h = 0; h < n_head_kv_; ++h) {
-    f16_.decode(ring_row(seq, h, pos), tmp.data());
-    main_.encode(tmp.data(), main_row(seq, h, pos));
+    f16_.decode(ring_row(seq, h, pos), tmp);
+    main_.encode(tmp, main_row(seq, h, pos));
   }
 }
 
