@@ -118,6 +118,12 @@ void Forward::layer(int il, int n) {
       if (l.qk_norm) kernels::rms_norm(k + h * hd, lw.k_norm.data(), k + h * hd, hd, c.rms_eps);
       kernels::rope_apply(k + h * hd, l.rope_dim, cos_sin, neox);
     }
+  }
+  if (opts_.observer) opts_.observer->on_qkv(il, l, n, seq_.data(), pos_.data(), q_.data(), k_.data(), v_.data());
+  for (int i = 0; i < n; ++i) {
+    float* q = &q_[i * qw];
+    float* k = &k_[i * kvw];
+    float* v = &v_[i * kvw];
     // OSCAR: Q and K heads rotated by the layer's K rotation after RoPE
     // (q.k unchanged), V heads by the V rotation before they are stored.
     float tmp[1024];

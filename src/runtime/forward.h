@@ -21,11 +21,23 @@ struct BatchToken {
   bool logits = false;  // return this token's logits
 };
 
+// Sees every layer's queries, keys and values of a batch after RoPE and
+// before any OSCAR rotation: what calibration measures. Rows are per token,
+// (n, n_head*hd) for q and (n, n_head_kv*hd) for k and v.
+class LayerObserver {
+ public:
+  virtual ~LayerObserver() = default;
+  virtual void on_qkv(int layer, const model::LayerConfig& l, int n, const int32_t* seq, const int32_t* pos,
+                      const float* q, const float* k, const float* v) = 0;
+};
+
 struct ForwardOptions {
   // Rotations to apply (OSCAR); nullptr: the model's own rotation tensors.
   const RotationPlan* rotations = nullptr;
   // false: the reference attention path (LLAMA_KV_FUSED_FA=0).
   bool fused_attention = true;
+  // Called once per layer per eval when set (not owned).
+  LayerObserver* observer = nullptr;
 };
 
 class Forward {

@@ -161,5 +161,48 @@ TEST(Rotations, MalformedRotationTensorsAreRefused) {
   EXPECT_NO_THROW(model::Model::load(t.file("ok.gguf"), table, Logger::quiet()));
 }
 
+// Calibration measures Q, K, V before any rotation: the observer must see the
+// same rows whether or not the model carries rotation tensors, once per layer.
+struct Recorder : runtime::LayerObserver {
+  std::vector<float> rows;
+  int calls = 0;
+  void on_qkv(int, const model::LayerConfig& l, int n, const int32_t*, const int32_t*, const float* q,
+              const float* k, const float* v) override {
+    ++calls;
+    const size_t qw = (size_t)n * l.n_head * l.head_dim, kvw = (size_t)n * l.n_head_kv * l.head_dim;
+    rows.insert(rows.end(), q, q + qw);
+    rows.insert(rows.end(), k, k + kvw);
+    rows.insert(rows.end(), v, v + kvw);
+  }
+};
+
+Recorder observe(const std::string& path) {
+  const quant::QuantTable table(detect_cpu());
+  auto m = model::Model::load(path, table, Logger::quiet());
+  kv::KvCacheConfig kc;
+  kc.type_k = kc.type_v = kv::CacheType::F32;
+  kc.n_ctx_seq = 16;
+  kv::KvCache cache(m->config(), kc, table);
+  ThreadPool pool(1);
+  Recorder rec;
+  runtime::ForwardOptions o;
+  o.observer = &rec;
+  runtime::Forward fwd(*m, cache, pool, o);
+  fwd.eval({{3, 0, 0, false}, {17, 0, 1, false}, {99, 0, 2, true}});
+  fwd.eval({{4, 0, 3, true}});
+  return rec;
+}
+
+TEST(Rotations, ObserverSeesRowsBeforeRotation) {
+  TmpDir t;
+  ASSERT_EQ(mkmodel(kShape + " -o " + t.file("plain.gguf")), 0);
+  ASSERT_EQ(mkmodel(kShape + " --kv-rot random -o " + t.file("rot.gguf")), 0);
+  const Recorder a = observe(t.file("plain.gguf")), b = observe(t.file("rot.gguf"));
+  EXPECT_EQ(a.calls, 2 * 36);
+  EXPECT_EQ(b.calls, 2 * 36);
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  EXPECT_LT(rel_err(b.rows, a.rows), 1e-6);
+}
+
 }  // namespace
 }  // namespace oscar
