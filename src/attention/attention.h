@@ -4,6 +4,7 @@
 // requires ("tokens of the batch attend to each other at full precision").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +23,16 @@ struct BatchView {
   const float* v = nullptr;      // (n_tokens, n_head_kv * head_dim)
   const int* n_cached = nullptr; // per token: cached positions of its sequence before the batch
 };
+
+// The first position a query at `pos` sees: sliding-window layers see the
+// last `sliding_window` positions including their own (keys in
+// (pos - window, pos]), other layers everything.
+inline int window_start(const model::LayerConfig& layer, int pos) {
+  return layer.sliding_window > 0 ? std::max(0, pos - layer.sliding_window + 1) : 0;
+}
+
+// Both paths scale q.k by layer.kq_scale() and read the cache of the layer
+// `layer_index` (for a shared-KV layer, the store of the layer it shares).
 
 // Reference path (LLAMA_KV_FUSED_FA=0): decodes every cached row to f32,
 // materialises the scores and applies a plain softmax.

@@ -4,6 +4,7 @@
 
 #include "attention/attention.h"
 #include "attention/row_kernels.h"
+#include "core/error.h"
 #include "kernels/ops.h"
 
 namespace oscar::attention {
@@ -53,15 +54,18 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
                   float* out, ThreadPool& pool) {
   const int d = layer.head_dim, n_kv = layer.n_head_kv, group = layer.n_head / n_kv;
   const int q_width = layer.n_head * d, kv_width = n_kv * d;
-  const float scale = 1.0f / std::sqrt((float)d);
+  const float scale = layer.kq_scale();
   const kv::TierStore& ks = cache.k_store(il);
   const kv::TierStore& vs = cache.v_store(il);
 
   // Split long cached contexts so every thread has work even when there are
   // fewer (token, KV head) pairs than threads (decode): flash-decoding.
   const int pairs = b.n_tokens * n_kv;
+  // Cached positions each token reads: [first, n_cached), first > 0 only in
+  // sliding-window layers.
+  auto first_cached = [&](int t) { return std::min(window_start(layer, b.pos[t]), b.n_cached[t]); };
   int max_cached = 0;
-  for (int t = 0; t < b.n_tokens; ++t) max_cached = std::max(max_cached, b.n_cached[t]);
+  for (int t = 0; t < b.n_tokens; ++t) max_cached = std::max(max_cached, b.n_cached[t] - first_cached(t));
   int n_chunks = 1;
   if (pairs < 2 * pool.size())
     n_chunks = std::clamp((2 * pool.size() + pairs - 1) / pairs, 1, std::max(1, max_cached / kMinChunk));
@@ -79,7 +83,9 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const int t = pair / n_kv, g = pair % n_kv;
       const int seq = b.seq[t], pos = b.pos[t], n_cached = b.n_cached[t];
-      const int c0 = (int)((long long)n_cached * c / n_chunks), c1 = (int)((long long)n_cached * (c + 1) / n_chunks);
+      const int lo = window_start(layer, pos), first = std::min(lo, n_cached), span = n_cached - first;
+      const int c0 = first + (int)((long long)span * c / n_chunks);
+      const int c1 = first + (int)((long long)span * (c + 1) / n_chunks);
 
       float* base = &part[item * group * (d + 2)];
       for (int h = 0; h < group; ++h) {
@@ -99,6 +105,11 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       SegmentCursor kc, vc;
       kc.n = ks.segments(seq, g, n_cached, kc.seg);
       vc.n = vs.segments(seq, g, n_cached, vc.seg);
+      // A ring that no longer holds c0 would send the cursor past its
+      // segments: refuse rather than read out of bounds.
+      if (c0 < c1 && (kc.n == 0 || vc.n == 0 || kc.seg[0].begin > c0 || vc.seg[0].begin > c0))
+        throw Error("attention: layer " + std::to_string(il) + " no longer holds position " + std::to_string(c0) +
+                    " of sequence " + std::to_string(seq));
       for (int p0 = c0; p0 < c1;) {
         // A block never crosses a K or V segment boundary.
         const kv::Segment& ksg = kc.at(p0);
@@ -118,7 +129,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       if (c == n_chunks - 1) {
         keys.clear();
         for (int j = 0; j < b.n_tokens; ++j)
-          if (b.seq[j] == seq && b.pos[j] <= pos && b.pos[j] >= n_cached) keys.push_back(j);
+          if (b.seq[j] == seq && b.pos[j] <= pos && b.pos[j] >= std::max(n_cached, lo)) keys.push_back(j);
         for (size_t k0 = 0; k0 < keys.size(); k0 += kBlock) {
           const int n = (int)std::min<size_t>(kBlock, keys.size() - k0);
           for (int h = 0; h < group; ++h)

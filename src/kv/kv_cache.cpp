@@ -1,5 +1,6 @@
 #include "kv/kv_cache.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/error.h"
@@ -11,15 +12,40 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
   require(cfg.n_seq >= 1, "KV cache: need at least one sequence");
   require(cfg.n_ctx_seq >= 1, "KV cache: context per sequence must be positive");
   require(cfg.hp_sink >= 0 && cfg.hp_recent >= 0, "KV cache: tier sizes must not be negative");
+  require(cfg.swa_slack >= 0, "KV cache: sliding-window slack must not be negative");
   n_pos_.assign((size_t)cfg.n_seq, 0);
-  for (const auto& l : model.layers) {
+  auto swa_type = [](std::optional<CacheType> t, CacheType main) {
+    if (t) return *t;
+    return is_quantized(main) ? CacheType::F16 : main;
+  };
+  const CacheType swa_k = swa_type(cfg.type_k_swa, cfg.type_k), swa_v = swa_type(cfg.type_v_swa, cfg.type_v);
+  for (int il = 0; il < (int)model.layers.size(); ++il) {
+    const auto& l = model.layers[(size_t)il];
+    head_dim_.push_back(l.head_dim);
+    n_head_kv_.push_back(l.n_head_kv);
+    window_.push_back(l.sliding_window);
+    if (!l.has_own_kv(il)) {
+      require(l.kv_layer >= 0 && l.kv_layer < il, "KV cache: layer " + std::to_string(il) +
+                                                      " shares the KV of a layer that is not before it");
+      src_.push_back(l.kv_layer);
+      k_.push_back(nullptr);
+      v_.push_back(nullptr);
+      continue;
+    }
+    src_.push_back(il);
     const RowCodec f16(CacheType::F16, l.head_dim, table, {});
+    if (l.sliding_window > 0) {
+      const int ring = (int)std::min<long long>(cfg.n_ctx_seq, (long long)l.sliding_window + cfg.swa_slack);
+      const RowCodec ck(swa_k, l.head_dim, table, cfg.q2_k), cv(swa_v, l.head_dim, table, cfg.q2_v);
+      k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, 0, 0, ring));
+      v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, 0, 0, ring));
+      continue;
+    }
     const RowCodec ck(cfg.type_k, l.head_dim, table, cfg.q2_k), cv(cfg.type_v, l.head_dim, table, cfg.q2_v);
     k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink, cfg.hp_recent));
     v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink, cfg.hp_recent));
-    head_dim_.push_back(l.head_dim);
-    n_head_kv_.push_back(l.n_head_kv);
   }
+  require(!k_.empty(), "KV cache: the model has no layers");
 }
 
 void KvCache::check_seq(int seq) const {
@@ -37,6 +63,8 @@ void KvCache::store(int seq, int layer, int pos, const float* k, const float* v)
   require(pos >= 0 && pos < cfg_.n_ctx_seq, "KV cache: position " + std::to_string(pos) +
                                                 " exceeds the context of " + std::to_string(cfg_.n_ctx_seq) +
                                                 " per sequence");
+  require(layer >= 0 && layer < (int)k_.size() && k_[(size_t)layer],
+          "KV cache: layer " + std::to_string(layer) + " has no KV of its own to store");
   k_[(size_t)layer]->store(seq, pos, k);
   v_[(size_t)layer]->store(seq, pos, v);
 }
@@ -48,27 +76,42 @@ void KvCache::commit(int seq, int n_pos) {
 }
 
 void KvCache::read_k(int seq, int layer, int head, int pos, float* out) const {
-  k_[(size_t)layer]->read(seq, head, pos, out);
+  k_store(layer).read(seq, head, pos, out);
 }
 void KvCache::read_v(int seq, int layer, int head, int pos, float* out) const {
-  v_[(size_t)layer]->read(seq, head, pos, out);
+  v_store(layer).read(seq, head, pos, out);
 }
 
 void KvCache::clear(int seq) { truncate(seq, 0); }
 
-void KvCache::truncate(int seq, int n_keep) {
+int KvCache::truncate(int seq, int n_keep) {
   check_seq(seq);
   require(n_keep >= 0, "KV cache: negative truncation point");
-  if (n_keep >= n_pos_[(size_t)seq]) return;
+  if (n_keep >= n_pos_[(size_t)seq]) return n_pos_[(size_t)seq];
+  // The token at n_keep sees (n_keep - window, n_keep) in a sliding layer:
+  // those rows must still be in the ring, or nothing can be kept.
+  for (size_t l = 0; l < k_.size(); ++l) {
+    if (!k_[l] || window_[l] == 0) continue;
+    const int need = std::max(0, n_keep - window_[l] + 1);
+    if (std::min(k_[l]->first_valid(seq), n_keep) > need || std::min(v_[l]->first_valid(seq), n_keep) > need) {
+      n_keep = 0;
+      break;
+    }
+  }
   n_pos_[(size_t)seq] = n_keep;
-  for (auto& s : k_) s->truncate(seq, n_keep);
-  for (auto& s : v_) s->truncate(seq, n_keep);
+  for (auto& s : k_)
+    if (s) s->truncate(seq, n_keep);
+  for (auto& s : v_)
+    if (s) s->truncate(seq, n_keep);
+  return n_keep;
 }
 
 size_t KvCache::bytes_allocated() const {
   size_t total = 0;
-  for (const auto& s : k_) total += s->bytes_allocated();
-  for (const auto& s : v_) total += s->bytes_allocated();
+  for (const auto& s : k_)
+    if (s) total += s->bytes_allocated();
+  for (const auto& s : v_)
+    if (s) total += s->bytes_allocated();
   return total;
 }
 
@@ -79,12 +122,13 @@ KvCache::Usage KvCache::usage(int seq) const {
   double values = 0, main_bits = 0;
   int stores = 0;
   for (size_t l = 0; l < k_.size(); ++l) {
+    if (!k_[l]) continue;  // shares another layer's rows
     const double d = head_dim_[l], heads = n_head_kv_[l];
     for (const TierStore* s : {k_[l].get(), v_[l].get()}) {
       const auto c = s->counts(seq, n);
       const double row = (double)s->main_codec().row_bytes();
       u.bytes += (size_t)(heads * ((double)c.main * row + (double)(c.sink + c.recent) * d * 2.0));
-      values += heads * n * d;
+      values += heads * (double)(c.sink + c.main + c.recent) * d;
       main_bits += 8.0 * row / d;
       ++stores;
       if (s == k_[l].get()) {
@@ -100,18 +144,45 @@ KvCache::Usage KvCache::usage(int seq) const {
 }
 
 std::string KvCache::describe() const {
-  char buf[256];
-  const auto& k0 = *k_.at(0);
-  const double kbits = 8.0 * (double)k0.main_codec().row_bytes() / k0.main_codec().dim();
-  const auto& v0 = *v_.at(0);
-  const double vbits = 8.0 * (double)v0.main_codec().row_bytes() / v0.main_codec().dim();
-  std::snprintf(buf, sizeof buf,
-                "KV cache: K %s (%.2f bits/value), V %s (%.2f bits/value), %d seq x %d positions, "
-                "f16 sink %d + recent %d, %.1f MiB allocated",
-                cache_type_name(cfg_.type_k), kbits, cache_type_name(cfg_.type_v), vbits, cfg_.n_seq,
-                cfg_.n_ctx_seq, k0.tiered() || v0.tiered() ? cfg_.hp_sink : 0,
-                k0.tiered() || v0.tiered() ? cfg_.hp_recent : 0, (double)bytes_allocated() / (1 << 20));
-  return buf;
+  // The first global layer with its own store shows the main types; sliding
+  // and shared layers are summarised after it.
+  const TierStore *k0 = nullptr, *v0 = nullptr, *ks = nullptr, *vs = nullptr;
+  int n_sliding = 0, n_shared = 0, ring = 0;
+  for (size_t l = 0; l < k_.size(); ++l) {
+    if (!k_[l]) {
+      ++n_shared;
+    } else if (window_[l] > 0) {
+      ++n_sliding;
+      ks = k_[l].get();
+      vs = v_[l].get();
+      ring = ks->ring();
+    } else if (!k0) {
+      k0 = k_[l].get();
+      v0 = v_[l].get();
+    }
+  }
+  std::string out = "KV cache:";
+  char buf[320];
+  if (k0) {
+    const double kbits = 8.0 * (double)k0->main_codec().row_bytes() / k0->main_codec().dim();
+    const double vbits = 8.0 * (double)v0->main_codec().row_bytes() / v0->main_codec().dim();
+    std::snprintf(buf, sizeof buf, " K %s (%.2f bits/value), V %s (%.2f bits/value), f16 sink %d + recent %d,",
+                  cache_type_name(cfg_.type_k), kbits, cache_type_name(cfg_.type_v), vbits,
+                  k0->tiered() || v0->tiered() ? cfg_.hp_sink : 0, k0->tiered() || v0->tiered() ? cfg_.hp_recent : 0);
+    out += buf;
+  }
+  if (ks) {
+    std::snprintf(buf, sizeof buf, " %d sliding-window layers K %s / V %s in rings of %d positions,", n_sliding,
+                  cache_type_name(ks->main_codec().type()), cache_type_name(vs->main_codec().type()), ring);
+    out += buf;
+  }
+  if (n_shared > 0) {
+    std::snprintf(buf, sizeof buf, " %d layers sharing earlier layers' KV,", n_shared);
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, " %d seq x %d positions, %.1f MiB allocated", cfg_.n_seq, cfg_.n_ctx_seq,
+                (double)bytes_allocated() / (1 << 20));
+  return out + buf;
 }
 
 }  // namespace oscar::kv

@@ -2,10 +2,18 @@
 // separately), for n_seq independent sequences of up to n_ctx_seq positions
 // each. Quantized types keep the first `sink` and the last `recent` positions
 // of every sequence in f16 (OSCAR's high-precision tiers).
+//
+// Sliding-window layers keep only a ring of window + swa_slack positions,
+// in their own types (f16 by default: the whole window would sit in the f16
+// recent tier anyway). The slack lets a sequence be cut back by up to that
+// many positions without losing rows its next token needs. Layers that
+// share another layer's KV (Gemma 4) have no store of their own: k_store()
+// and v_store() give the shared one.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +33,10 @@ struct KvCacheConfig {
   int hp_recent = 0;  // f16 recent tier (quantized types only)
   Q2Params q2_k;      // clipping / group size of q2_0 K rows
   Q2Params q2_v;
+  // Types of the sliding-window layers; unset: the main type when it is a
+  // float type, else f16.
+  std::optional<CacheType> type_k_swa, type_v_swa;
+  int swa_slack = 512;  // ring positions beyond the window (see above)
 };
 
 class KvCache {
@@ -37,17 +49,23 @@ class KvCache {
   int n_pos(int seq) const;  // positions stored for seq: 0 .. n-1
 
   // Stores K and V of one position (k, v: (n_head_kv, head_dim) f32, already
-  // rotated). Positions of a sequence must be appended in order.
+  // rotated). Positions of a sequence must be appended in order. A layer
+  // that shares another's KV has nothing to store (Error).
   void store(int seq, int layer, int pos, const float* k, const float* v);
   void commit(int seq, int n_pos);  // n_pos(seq) = n_pos after a batch
 
-  const TierStore& k_store(int layer) const { return *k_[(size_t)layer]; }
-  const TierStore& v_store(int layer) const { return *v_[(size_t)layer]; }
+  const TierStore& k_store(int layer) const { return *k_[(size_t)src_[(size_t)layer]]; }
+  const TierStore& v_store(int layer) const { return *v_[(size_t)src_[(size_t)layer]]; }
+  bool has_own_store(int layer) const { return src_[(size_t)layer] == layer; }
+  int window(int layer) const { return window_[(size_t)layer]; }  // 0: global layer
   void read_k(int seq, int layer, int head, int pos, float* out) const;
   void read_v(int seq, int layer, int head, int pos, float* out) const;
 
   void clear(int seq);
-  void truncate(int seq, int n_keep);
+  // Keeps positions [0, n_keep) of seq and returns how many are kept: n_keep,
+  // or 0 (the sequence is cleared) when a sliding-window ring has already
+  // overwritten rows the token at n_keep would need.
+  int truncate(int seq, int n_keep);
 
   size_t bytes_allocated() const;
   // Bits per cached value for n positions of one sequence, with each
@@ -64,7 +82,9 @@ class KvCache {
  private:
   void check_seq(int seq) const;
   KvCacheConfig cfg_;
-  std::vector<std::unique_ptr<TierStore>> k_, v_;
+  std::vector<std::unique_ptr<TierStore>> k_, v_;  // null for shared-KV layers
+  std::vector<int> src_;     // per layer: the layer whose stores it uses
+  std::vector<int> window_;  // per layer: sliding window (0: none)
   std::vector<int> head_dim_, n_head_kv_;
   std::vector<int> n_pos_;
 };

@@ -6,25 +6,29 @@
 namespace oscar::kv {
 
 TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx,
-                     int sink, int recent)
+                     int sink, int recent, int ring)
     : main_(main),
       f16_(f16),
       n_seq_(n_seq),
       n_head_kv_(n_head_kv),
       n_ctx_(n_ctx),
-      sink_(is_quantized(main.type()) ? std::min(sink, n_ctx) : 0),
-      recent_(is_quantized(main.type()) ? std::min(recent, n_ctx) : 0),
-      tiered_(is_quantized(main.type()) && (sink > 0 || recent > 0)) {
+      sink_(is_quantized(main.type()) && ring == 0 ? std::min(sink, n_ctx) : 0),
+      recent_(is_quantized(main.type()) && ring == 0 ? std::min(recent, n_ctx) : 0),
+      ring_slots_(ring > 0 ? std::min(ring, n_ctx) : 0),
+      n_slots_(ring_slots_ > 0 ? ring_slots_ : n_ctx),
+      tiered_(is_quantized(main.type()) && ring == 0 && (sink > 0 || recent > 0)) {
   const size_t heads = (size_t)n_seq * n_head_kv;
   // Left uninitialised: pages are committed only when written.
-  main_buf_.reset(new uint8_t[heads * n_ctx * main_.row_bytes()]);
+  main_buf_.reset(new uint8_t[heads * n_slots_ * main_.row_bytes()]);
   if (sink_ > 0) sink_buf_.reset(new uint8_t[heads * sink_ * f16_.row_bytes()]);
   if (recent_ > 0) ring_buf_.reset(new uint8_t[heads * recent_ * f16_.row_bytes()]);
   q_end_.assign((size_t)n_seq, sink_);
+  lo_valid_.assign((size_t)n_seq, 0);
 }
 
 uint8_t* TierStore::main_row(int seq, int head, int pos) const {
-  return main_buf_.get() + (((size_t)seq * n_head_kv_ + head) * n_ctx_ + pos) * main_.row_bytes();
+  const int slot = ring_slots_ > 0 ? pos % ring_slots_ : pos;
+  return main_buf_.get() + (((size_t)seq * n_head_kv_ + head) * n_slots_ + slot) * main_.row_bytes();
 }
 uint8_t* TierStore::sink_row(int seq, int head, int pos) const {
   return sink_buf_.get() + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
@@ -46,6 +50,8 @@ void TierStore::store(int seq, int pos, const float* x) {
   const int d = main_.dim();
   if (!tiered_) {
     for (int h = 0; h < n_head_kv_; ++h) main_.encode(x + (size_t)h * d, main_row(seq, h, pos));
+    // The slot now holds pos: position pos - ring is gone.
+    if (ring_slots_ > 0) lo_valid_[(size_t)seq] = std::max(lo_valid_[(size_t)seq], pos - ring_slots_ + 1);
     return;
   }
   int& q_end = q_end_[(size_t)seq];
@@ -65,6 +71,9 @@ void TierStore::store(int seq, int pos, const float* x) {
 }
 
 void TierStore::truncate(int seq, int n_keep) {
+  // Ring rows below n_keep stay valid; none below first_valid come back.
+  int& lo = lo_valid_[(size_t)seq];
+  lo = std::min(lo, n_keep);
   int& q_end = q_end_[(size_t)seq];
   q_end = std::max(sink_, std::min(q_end, n_keep));
 }
@@ -72,7 +81,7 @@ void TierStore::truncate(int seq, int n_keep) {
 TierStore::TierCounts TierStore::counts(int seq, int n) const {
   TierCounts c;
   if (!tiered_) {
-    c.main = n;
+    c.main = ring_slots_ > 0 ? std::max(0, n - std::max(lo_valid_[(size_t)seq], n - ring_slots_)) : n;
     return c;
   }
   const int q_end = q_end_[(size_t)seq];
@@ -84,6 +93,15 @@ TierStore::TierCounts TierStore::counts(int seq, int n) const {
 
 int TierStore::segments(int seq, int head, int n, Segment out[4]) const {
   int k = 0;
+  if (ring_slots_ > 0) {
+    int p = std::max(lo_valid_[(size_t)seq], n - ring_slots_);
+    while (p < n) {  // split where the slot index returns to 0
+      const int e = std::min(n, p + (ring_slots_ - p % ring_slots_));
+      out[k++] = {p, e, main_row(seq, head, p), main_.row_bytes(), &main_};
+      p = e;
+    }
+    return k;
+  }
   if (!tiered_) {
     if (n > 0) out[k++] = {0, n, main_row(seq, head, 0), main_.row_bytes(), &main_};
     return k;
@@ -113,7 +131,7 @@ void TierStore::read(int seq, int head, int pos, float* out) const {
 
 size_t TierStore::bytes_allocated() const {
   const size_t heads = (size_t)n_seq_ * n_head_kv_;
-  return heads * ((size_t)n_ctx_ * main_.row_bytes() + (size_t)(sink_ + recent_) * f16_.row_bytes());
+  return heads * ((size_t)n_slots_ * main_.row_bytes() + (size_t)(sink_ + recent_) * f16_.row_bytes());
 }
 
 }  // namespace oscar::kv

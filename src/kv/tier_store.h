@@ -4,6 +4,10 @@
 //   recent positions [q_end, n)         f16 ring of `recent` slots (slot = pos % recent)
 // A token is encoded into the main type exactly once, when it leaves the
 // recent window. Float cache types (f16, bf16, f32) use the main tier only.
+//
+// Ring mode (sliding-window layers): the main tier is a ring of `ring` slots
+// (slot = pos % ring) in the main type, without sink/recent tiers; only the
+// positions [first_valid(seq), n) survive, at most `ring` of them.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +30,12 @@ struct Segment {
 class TierStore {
  public:
   TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx, int sink,
-            int recent);
+            int recent, int ring = 0);
 
   bool tiered() const { return tiered_; }
+  int ring() const { return ring_slots_; }  // 0: every position has its own row
+  // Ring mode: the oldest position whose row has not been overwritten.
+  int first_valid(int seq) const { return ring_slots_ > 0 ? lo_valid_[(size_t)seq] : 0; }
   const RowCodec& main_codec() const { return main_; }
   // Writes the rows of all heads of `pos` (x: (n_head_kv, d)), first moving
   // rows that leave the recent window into the main tier. Positions of a
@@ -36,7 +43,8 @@ class TierStore {
   void store(int seq, int pos, const float* x);
   // Keeps positions [0, n_keep) of `seq`.
   void truncate(int seq, int n_keep);
-  // The stored positions [0, n) of (seq, head) as at most four segments.
+  // The stored positions [0, n) of (seq, head) as at most four segments
+  // (ring mode: [max(first_valid, n - ring), n), at most two).
   int segments(int seq, int head, int n, Segment out[4]) const;
   // Decodes one row (reference path, tests).
   void read(int seq, int head, int pos, float* out) const;
@@ -55,10 +63,12 @@ class TierStore {
   void evict(int seq, int pos);
 
   RowCodec main_, f16_;
-  int n_seq_, n_head_kv_, n_ctx_, sink_, recent_;
+  int n_seq_, n_head_kv_, n_ctx_, sink_, recent_, ring_slots_;
+  int n_slots_;  // main-tier rows per (seq, head): n_ctx, or ring
   bool tiered_;
   std::unique_ptr<uint8_t[]> main_buf_, sink_buf_, ring_buf_;
   std::vector<int> q_end_;  // per sequence: first position not in sink/main
+  std::vector<int> lo_valid_;  // ring mode, per sequence: see first_valid()
 };
 
 }  // namespace oscar::kv

@@ -5,9 +5,13 @@
 namespace oscar::model {
 
 const Architecture& find_architecture(const std::string& name) {
-  for (const Architecture* a : {&arch_llama(), &arch_qwen2(), &arch_qwen3()})
+  const Architecture* all[] = {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_gemma3(), &arch_gemma4()};
+  std::string names;
+  for (const Architecture* a : all) {
     if (name == a->name) return *a;
-  throw Error("model architecture '" + name + "' is not supported (supported: llama, qwen2, qwen3)");
+    names += std::string(names.empty() ? "" : ", ") + a->name;
+  }
+  throw Error("model architecture '" + name + "' is not supported (supported: " + names + ")");
 }
 
 }  // namespace oscar::model

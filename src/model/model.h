@@ -17,14 +17,22 @@ namespace oscar::model {
 
 struct LayerWeights {
   std::vector<float> attn_norm;       // (n_embd)
-  std::vector<float> q_norm, k_norm;  // (head_dim), when qk_norm
+  std::vector<float> q_norm, k_norm;  // (head_dim), when qk_norm (k_norm only with own KV)
   std::vector<float> bq, bk, bv;      // (n_head*hd), (n_head_kv*hd) x2, when qkv_bias
   kernels::WeightMatrix wq;           // (n_head*hd, n_embd)
-  kernels::WeightMatrix wk, wv;       // (n_head_kv*hd, n_embd)
+  kernels::WeightMatrix wk, wv;       // (n_head_kv*hd, n_embd); absent for shared-KV layers, wv for v_from_k
   kernels::WeightMatrix wo;           // (n_embd, n_head*hd)
+  std::vector<float> post_attn_norm;  // (n_embd), when post_norms
   std::vector<float> ffn_norm;        // (n_embd)
-  kernels::WeightMatrix ffn_gate, ffn_up;  // (n_ff, n_embd)
-  kernels::WeightMatrix ffn_down;          // (n_embd, n_ff)
+  kernels::WeightMatrix ffn_gate, ffn_up;  // (n_ff of the layer, n_embd)
+  kernels::WeightMatrix ffn_down;          // (n_embd, n_ff of the layer)
+  std::vector<float> post_ffn_norm;   // (n_embd), when post_norms
+  std::vector<float> rope_freqs;      // (rope_dim/2), when rope_freq_factors
+  float out_scale = 1.0f;             // layer_output_scale (Gemma 4), 1 when absent
+  // Gemma 4 per-layer embedding block, when n_embd_per_layer > 0.
+  kernels::WeightMatrix ple_gate;     // (n_embd_per_layer, n_embd)   blk.N.inp_gate
+  kernels::WeightMatrix ple_proj;     // (n_embd, n_embd_per_layer)   blk.N.proj
+  std::vector<float> ple_post_norm;   // (n_embd)                      blk.N.post_norm
   // OSCAR rotations (head_dim x head_dim, row-major W: x' = W x), empty when
   // the file has none for this layer.
   std::vector<float> k_rot, v_rot;
@@ -34,6 +42,10 @@ struct ModelWeights {
   kernels::WeightMatrix tok_embd;  // (n_vocab, n_embd)
   std::vector<float> output_norm;  // (n_embd)
   kernels::WeightMatrix output;    // (n_vocab, n_embd); == tok_embd when tied
+  // Gemma 4 per-layer embeddings, when n_embd_per_layer > 0 (P below).
+  kernels::WeightMatrix ple_tok_embd;    // (n_vocab, n_layer * P)   per_layer_token_embd
+  kernels::WeightMatrix ple_model_proj;  // (n_layer * P, n_embd)    per_layer_model_proj
+  std::vector<float> ple_proj_norm;      // (P)                      per_layer_proj_norm
   std::vector<LayerWeights> layers;
 };
 

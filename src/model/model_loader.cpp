@@ -9,6 +9,7 @@
 #include "core/fp16.h"
 #include "model/architecture.h"
 #include "model/model.h"
+#include "model/metadata_reader.h"
 #include "model/rotation_math.h"
 
 namespace oscar::model {
@@ -23,68 +24,87 @@ class ModelLoader {
                                       .value_or("");
     require(!arch_name.empty(), where() + "missing key general.architecture");
     const Architecture& arch = find_architecture(arch_name);
-    prefix_ = arch_name + ".";
-    read_config(arch);
-    bind_weights();
+    MetadataReader meta(f_, arch_name + ".");
+    read_config(arch, meta);
+    if (arch.configure) arch.configure(meta, m_.config_);
+    check_layers();
+    bind_weights(arch);
   }
 
  private:
   std::string where() const { return "model " + f_.path() + ": "; }
 
-  int64_t need_int(const std::string& key) const {
-    auto v = f_.get_int(prefix_ + key);
-    require(v.has_value(), where() + "missing key " + prefix_ + key);
-    require(*v > 0 && *v < (int64_t(1) << 31),
-            where() + "key " + prefix_ + key + " has invalid value " + std::to_string(*v));
-    return *v;
-  }
-  int64_t opt_int(const std::string& key, int64_t def) const {
-    auto v = f_.get_int(prefix_ + key);
-    if (!v) return def;
-    require(*v > 0 && *v < (int64_t(1) << 31),
-            where() + "key " + prefix_ + key + " has invalid value " + std::to_string(*v));
-    return *v;
-  }
-
-  void read_config(const Architecture& arch) {
+  void read_config(const Architecture& arch, const MetadataReader& meta) {
     ModelConfig& c = m_.config_;
     c.arch = arch.name;
     c.name = f_.get_string_or("general.name", "");
-    c.n_embd = (int)need_int("embedding_length");
-    c.n_layer = (int)need_int("block_count");
-    c.n_ff = (int)need_int("feed_forward_length");
-    c.n_ctx_train = (int)opt_int("context_length", 2048);
-    const int n_head = (int)need_int("attention.head_count");
-    const int n_head_kv = (int)opt_int("attention.head_count_kv", n_head);
-    require(n_head % n_head_kv == 0, where() + "attention.head_count " + std::to_string(n_head) +
-                                         " is not a multiple of head_count_kv " +
-                                         std::to_string(n_head_kv));
-    const int head_dim_default = c.n_embd / n_head;
-    const int head_dim = (int)opt_int("attention.key_length", head_dim_default);
-    const int head_dim_v = (int)opt_int("attention.value_length", head_dim);
+    c.n_embd = meta.need_int("embedding_length");
+    c.n_layer = meta.need_int("block_count");
+    require(c.n_layer <= 4096, where() + "block_count " + std::to_string(c.n_layer) + " is implausible");
+    require(meta.has("feed_forward_length"), where() + "missing key " + meta.prefix() + "feed_forward_length");
+    const std::vector<int> n_ff = meta.per_layer_int("feed_forward_length", c.n_layer, 0);
+    c.n_ff = n_ff[0];
+    c.n_ctx_train = meta.opt_int("context_length", 2048);
+    require(meta.has("attention.head_count"), where() + "missing key " + meta.prefix() + "attention.head_count");
+    const std::vector<int> n_head = meta.per_layer_int("attention.head_count", c.n_layer, 0);
+    const std::vector<int> n_head_kv = meta.per_layer_int("attention.head_count_kv", c.n_layer, 0);
+    const int head_dim_default = c.n_embd / n_head[0];
+    const int head_dim = meta.opt_int("attention.key_length", head_dim_default);
+    const int head_dim_v = meta.opt_int("attention.value_length", head_dim);
     require(head_dim == head_dim_v, where() + "key_length != value_length is not supported");
-    require(head_dim % 2 == 0 && head_dim <= 1024, where() + "head dim must be even and at most 1024");
-    c.rms_eps = (float)f_.get_float_or(prefix_ + "attention.layer_norm_rms_epsilon", 1e-6);
+    c.rms_eps = (float)meta.opt_float("attention.layer_norm_rms_epsilon", 1e-6);
     require(c.rms_eps > 0 && c.rms_eps < 1, where() + "invalid layer_norm_rms_epsilon");
-    const float rope_base = (float)f_.get_float_or(prefix_ + "rope.freq_base", 10000.0);
+    const float rope_base = (float)meta.opt_float("rope.freq_base", 10000.0);
     require(rope_base > 1, where() + "invalid rope.freq_base");
-    const int rope_dim = (int)opt_int("rope.dimension_count", head_dim);
-    require(rope_dim <= head_dim && rope_dim % 2 == 0,
-            where() + "rope.dimension_count " + std::to_string(rope_dim) + " invalid for head dim " +
-                std::to_string(head_dim));
-    const std::string scaling = f_.get_string_or(prefix_ + "rope.scaling.type", "none");
-    require(scaling == "none" || scaling == "",
-            where() + "rope scaling '" + scaling + "' is not supported yet");
+    const int rope_dim = meta.opt_int("rope.dimension_count", head_dim);
+    // Linear scaling divides every frequency by the factor (positions are
+    // interpolated); other schemes are refused rather than run wrongly.
+    const std::string scaling = meta.opt_string("rope.scaling.type", "none");
+    float freq_scale = 1.0f;
+    if (scaling == "linear") {
+      const double factor = meta.opt_float("rope.scaling.factor", 1.0);
+      require(factor >= 1.0, where() + "rope.scaling.factor must be at least 1");
+      freq_scale = (float)(1.0 / factor);
+    } else {
+      require(scaling == "none" || scaling.empty(), where() + "rope scaling '" + scaling + "' is not supported yet");
+    }
     c.layers.assign((size_t)c.n_layer, LayerConfig{});
-    for (auto& l : c.layers) {
-      l.n_head = n_head;
-      l.n_head_kv = n_head_kv;
+    for (int i = 0; i < c.n_layer; ++i) {
+      LayerConfig& l = c.layers[(size_t)i];
+      l.n_head = n_head[(size_t)i];
+      l.n_head_kv = n_head_kv[(size_t)i] > 0 ? n_head_kv[(size_t)i] : l.n_head;
       l.head_dim = head_dim;
       l.qk_norm = arch.qk_norm;
       l.qkv_bias = arch.qkv_bias;
       l.rope_base = rope_base;
       l.rope_dim = rope_dim;
       l.rope_style = arch.rope_style;
+      l.rope_freq_scale = freq_scale;
+      l.n_ff = n_ff[(size_t)i];
+    }
+  }
+
+  // What every architecture's layers must satisfy, after its own step.
+  void check_layers() const {
+    const ModelConfig& c = m_.config_;
+    for (int i = 0; i < c.n_layer; ++i) {
+      const LayerConfig& l = c.layers[(size_t)i];
+      const std::string at = where() + "layer " + std::to_string(i) + ": ";
+      require(l.n_head_kv > 0 && l.n_head % l.n_head_kv == 0,
+              at + "head count " + std::to_string(l.n_head) + " is not a multiple of the KV head count " +
+                  std::to_string(l.n_head_kv));
+      require(l.head_dim >= 2 && l.head_dim % 2 == 0 && l.head_dim <= 1024,
+              at + "head dim must be even and at most 1024, is " + std::to_string(l.head_dim));
+      require(l.rope_dim >= 2 && l.rope_dim <= l.head_dim && l.rope_dim % 2 == 0,
+              at + "rope dimension " + std::to_string(l.rope_dim) + " invalid for head dim " +
+                  std::to_string(l.head_dim));
+      require(l.kv_layer < i, at + "shares the KV of a later layer");
+      if (l.kv_layer >= 0) {
+        const LayerConfig& s = c.layers[(size_t)l.kv_layer];
+        require(s.head_dim == l.head_dim && s.n_head_kv == l.n_head_kv && s.kv_layer < 0 &&
+                    s.sliding_window == l.sliding_window,
+                at + "shares the KV of layer " + std::to_string(l.kv_layer) + ", which has another shape");
+      }
     }
   }
 
@@ -93,6 +113,7 @@ class ModelLoader {
     require(t != nullptr, where() + "missing tensor " + name);
     return *t;
   }
+  bool has_tensor(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
 
   std::string shape_str(const std::vector<uint64_t>& s) const {
     std::string r = "[";
@@ -146,49 +167,84 @@ class ModelLoader {
     return w;
   }
 
-  void bind_weights() {
-    const ModelConfig& c = m_.config_;
+  void bind_weights(const Architecture& arch) {
+    ModelConfig& c = m_.config_;
     ModelWeights& w = m_.weights_;
     const gguf::TensorInfo& emb = tensor("token_embd.weight");
     require(emb.shape.size() >= 2, where() + "token_embd.weight must be 2-D");
-    m_.config_.n_vocab = (int)emb.shape[1];
-    const int64_t vocab_meta = f_.get_int_or(prefix_ + "vocab_size", c.n_vocab);
+    c.n_vocab = (int)emb.shape[1];
+    const int64_t vocab_meta = f_.get_int_or(arch.name + std::string(".vocab_size"), c.n_vocab);
     require(vocab_meta == c.n_vocab, where() + "vocab_size " + std::to_string(vocab_meta) +
                                          " disagrees with token_embd.weight rows " +
                                          std::to_string(c.n_vocab));
-    w.tok_embd = matrix("token_embd.weight", (uint64_t)c.n_vocab, (uint64_t)c.n_embd);
-    w.output_norm = vector("output_norm.weight", (uint64_t)c.n_embd);
-    if (f_.find_tensor("output.weight")) {
-      w.output = matrix("output.weight", (uint64_t)c.n_vocab, (uint64_t)c.n_embd);
+    const uint64_t e = (uint64_t)c.n_embd;
+    w.tok_embd = matrix("token_embd.weight", (uint64_t)c.n_vocab, e);
+    w.output_norm = vector("output_norm.weight", e);
+    if (has_tensor("output.weight")) {
+      w.output = matrix("output.weight", (uint64_t)c.n_vocab, e);
     } else {
-      m_.config_.tied_output = true;
+      c.tied_output = true;
       w.output = w.tok_embd;
+    }
+    if (c.n_embd_per_layer > 0) {
+      const uint64_t p = (uint64_t)c.n_embd_per_layer, all = p * (uint64_t)c.n_layer;
+      w.ple_tok_embd = matrix("per_layer_token_embd.weight", (uint64_t)c.n_vocab, all);
+      w.ple_model_proj = matrix("per_layer_model_proj.weight", all, e);
+      w.ple_proj_norm = vector("per_layer_proj_norm.weight", p);
     }
     w.layers.resize((size_t)c.n_layer);
     for (int i = 0; i < c.n_layer; ++i) {
-      const LayerConfig& l = c.layers[(size_t)i];
+      LayerConfig& l = c.layers[(size_t)i];
       LayerWeights& lw = w.layers[(size_t)i];
       const std::string p = "blk." + std::to_string(i) + ".";
+      require(!has_tensor(p + "ffn_gate_inp.weight"),
+              where() + "layer " + std::to_string(i) + " is a mixture-of-experts layer (" + p +
+                  "ffn_gate_inp.weight): not supported yet");
       const uint64_t q_w = (uint64_t)(l.n_head * l.head_dim), kv_w = (uint64_t)(l.n_head_kv * l.head_dim);
-      const uint64_t e = (uint64_t)c.n_embd, ff = (uint64_t)c.n_ff;
+      const uint64_t ff = (uint64_t)c.ff_of(i);
+      const bool own_kv = l.has_own_kv(i);
       lw.attn_norm = vector(p + "attn_norm.weight", e);
       lw.wq = matrix(p + "attn_q.weight", q_w, e);
-      lw.wk = matrix(p + "attn_k.weight", kv_w, e);
-      lw.wv = matrix(p + "attn_v.weight", kv_w, e);
+      if (own_kv) {
+        lw.wk = matrix(p + "attn_k.weight", kv_w, e);
+        if (arch.optional_v && !has_tensor(p + "attn_v.weight")) l.v_from_k = true;
+        else lw.wv = matrix(p + "attn_v.weight", kv_w, e);
+      }
       lw.wo = matrix(p + "attn_output.weight", e, q_w);
       if (l.qk_norm) {
         lw.q_norm = vector(p + "attn_q_norm.weight", (uint64_t)l.head_dim);
-        lw.k_norm = vector(p + "attn_k_norm.weight", (uint64_t)l.head_dim);
+        if (own_kv) lw.k_norm = vector(p + "attn_k_norm.weight", (uint64_t)l.head_dim);
       }
       if (l.qkv_bias) {
         lw.bq = vector(p + "attn_q.bias", q_w);
         lw.bk = vector(p + "attn_k.bias", kv_w);
         lw.bv = vector(p + "attn_v.bias", kv_w);
       }
+      if (l.post_norms) {
+        lw.post_attn_norm = vector(p + "post_attention_norm.weight", e);
+        lw.post_ffn_norm = vector(p + "post_ffw_norm.weight", e);
+      }
+      if (l.rope_freq_factors) {
+        lw.rope_freqs = vector("rope_freqs.weight", (uint64_t)l.rope_dim / 2);
+        for (float f : lw.rope_freqs)
+          require(f > 0 && !std::isnan(f),
+                  where() + "rope_freqs.weight holds a factor that is not positive");
+      }
+      if (has_tensor(p + "layer_output_scale.weight")) {
+        const std::vector<float> s = vector(p + "layer_output_scale.weight", 1);
+        require(std::isfinite(s[0]), where() + p + "layer_output_scale.weight is not finite");
+        lw.out_scale = s[0];
+      }
       lw.ffn_norm = vector(p + "ffn_norm.weight", e);
       lw.ffn_gate = matrix(p + "ffn_gate.weight", ff, e);
       lw.ffn_up = matrix(p + "ffn_up.weight", ff, e);
       lw.ffn_down = matrix(p + "ffn_down.weight", e, ff);
+      if (c.n_embd_per_layer > 0) {
+        const uint64_t pl = (uint64_t)c.n_embd_per_layer;
+        lw.ple_gate = matrix(p + "inp_gate.weight", pl, e);
+        lw.ple_proj = matrix(p + "proj.weight", e, pl);
+        lw.ple_post_norm = vector(p + "post_norm.weight", e);
+      }
       lw.k_rot = rotation(p + "attn_k_rot.weight", l.head_dim);
       lw.v_rot = rotation(p + "attn_v_rot.weight", l.head_dim);
     }
@@ -197,7 +253,6 @@ class ModelLoader {
   Model& m_;
   const gguf::GgufFile& f_;
   const quant::QuantTable& table_;
-  std::string prefix_;
 };
 
 std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTable& table,
@@ -205,11 +260,22 @@ std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTa
   std::unique_ptr<Model> m(new Model(gguf::GgufFile::open(path)));
   ModelLoader(*m, table).load();
   const ModelConfig& c = m->config();
+  int n_sliding = 0, n_shared = 0;
+  for (int i = 0; i < c.n_layer; ++i) {
+    n_sliding += c.layers[(size_t)i].sliding_window > 0;
+    n_shared += !c.layers[(size_t)i].has_own_kv(i);
+  }
+  std::string extra;
+  if (n_sliding > 0)
+    extra += " sliding=" + std::to_string(n_sliding) + "/" + std::to_string(c.n_layer) + " window=" +
+             std::to_string(c.max_window()) + " head_dim_max=" + std::to_string(c.max_head_dim());
+  if (n_shared > 0) extra += " shared_kv_layers=" + std::to_string(n_shared);
+  if (c.n_embd_per_layer > 0) extra += " per_layer_embd=" + std::to_string(c.n_embd_per_layer);
   log.info("model: " + c.arch + " '" + c.name + "' layers=" + std::to_string(c.n_layer) +
            " embd=" + std::to_string(c.n_embd) + " heads=" + std::to_string(c.layers[0].n_head) +
            "/" + std::to_string(c.layers[0].n_head_kv) + " head_dim=" +
            std::to_string(c.layers[0].head_dim) + " ff=" + std::to_string(c.n_ff) +
-           " vocab=" + std::to_string(c.n_vocab));
+           " vocab=" + std::to_string(c.n_vocab) + extra);
   return m;
 }
 

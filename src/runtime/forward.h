@@ -1,6 +1,9 @@
 // One forward pass of a batch of tokens (any mix of sequences) through a
 // model, reading and extending the KV cache. Owns the scratch buffers so
 // repeated calls allocate nothing once the largest batch has been seen.
+// The work is split along the block's seams: forward.cpp (embedding, layer
+// loop, FFN, output), forward_attention.cpp (the attention block),
+// forward_ple.cpp (Gemma 4 per-layer embeddings).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +26,8 @@ struct BatchToken {
 
 // Sees every layer's queries, keys and values of a batch after RoPE and
 // before any OSCAR rotation: what calibration measures. Rows are per token,
-// (n, n_head*hd) for q and (n, n_head_kv*hd) for k and v.
+// (n, n_head*hd) for q and (n, n_head_kv*hd) for k and v. A layer that
+// shares another layer's KV (Gemma 4) is shown that layer's k and v.
 class LayerObserver {
  public:
   virtual ~LayerObserver() = default;
@@ -54,6 +58,11 @@ class Forward {
  private:
   void validate(const std::vector<BatchToken>& batch, std::vector<int>& n_cached) const;
   void layer(int il, int n);
+  void attention_block(int il, int n);  // x += attention(norm(x)) (+ post-norm)
+  void ffn_block(int il, int n);        // x += ffn(norm(x)) (+ post-norm)
+  void ple_inputs(const std::vector<BatchToken>& batch, int n);  // fills ple_in_
+  void ple_block(int il, int n);        // x += per-layer embedding term
+  void store_kv(int il, int n, const float* k, const float* v);
 
   const model::Model& model_;
   kv::KvCache& cache_;
@@ -67,8 +76,16 @@ class Forward {
   std::vector<float> xn_;    // (n, n_embd) normed
   std::vector<float> q_, k_, v_;  // (n, q_width) / (n, kv_width)
   std::vector<float> att_;   // (n, q_width)
-  std::vector<float> ff_a_, ff_b_;  // (n, n_ff)
+  std::vector<float> ff_a_, ff_b_;  // (n, max n_ff)
+  std::vector<float> ple_in_;   // (n, n_layer * n_embd_per_layer) per-layer inputs
+  std::vector<float> ple_a_;    // (n, n_embd_per_layer)
   std::vector<float> logits_;
+  // Layers whose KV later layers share: their batch K/V (rotated, as stored)
+  // are kept for the sharers and stored only after the last of them, so a
+  // sliding ring is not overwritten under a sharer that still reads it.
+  std::vector<bool> shared_src_;                  // per layer
+  std::vector<std::vector<float>> kept_k_, kept_v_;          // per layer: (n, kv_width)
+  std::vector<std::vector<float>> kept_k_raw_, kept_v_raw_;  // same, before rotation (observer)
   std::vector<int32_t> seq_, pos_;
   std::vector<int> n_cached_;
 };
