@@ -6,6 +6,9 @@ back, for the C++ reader's tests. Run with Debian's python3 (python3-torch).
                                            an OSCAR rotation checkpoint
   make_checkpoints.py dump PT OUT          rotations then eigenvalues of every
                                            layer (sorted), raw float32
+  make_checkpoints.py schema PT OUT        the structure of a rotation checkpoint
+                                           as JSON (key order, types, dtypes,
+                                           shapes, strides; no values)
   make_checkpoints.py batch FILE           the commands above, one per line
 """
 import collections
@@ -86,6 +89,22 @@ def dump(pt, out):
             ck["layers"][i]["eigenvalues"].float().contiguous().numpy().tofile(f)
 
 
+def describe(x):
+    if isinstance(x, torch.Tensor):
+        return {"tensor": str(x.dtype).replace("torch.", ""), "shape": list(x.shape), "stride": list(x.stride()),
+                "offset": int(x.storage_offset())}
+    if isinstance(x, dict):
+        return {"dict": type(x).__name__, "keys": [[type(k).__name__, k] for k in x.keys()],
+                "values": [describe(v) for v in x.values()]}
+    return {"type": type(x).__name__}
+
+
+def schema(pt, out):
+    ck = torch.load(pt, map_location="cpu")
+    with open(out, "w") as f:
+        json.dump(describe(ck), f)
+
+
 def main(argv):
     cmd = argv[0]
     if cmd == "batch":  # one command per line; saves a torch import per file
@@ -108,6 +127,8 @@ def main(argv):
         rot(args[0], int(args[1]), int(args[2]), int(args[3]), **kw)
     elif cmd == "dump":
         dump(argv[1], argv[2])
+    elif cmd == "schema":
+        schema(argv[1], argv[2])
     else:
         sys.exit("unknown command " + cmd)
 

@@ -44,6 +44,11 @@ inline std::vector<uint8_t> read_bytes(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+inline std::string slurp_text(const fs::path& p) {
+  const auto b = read_bytes(p);
+  return {b.begin(), b.end()};
+}
+
 inline void write_bytes(const fs::path& p, const std::vector<uint8_t>& b) {
   std::ofstream out(p, std::ios::binary);
   out.write(reinterpret_cast<const char*>(b.data()), (std::streamsize)b.size());
