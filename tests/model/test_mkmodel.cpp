@@ -2,6 +2,7 @@
 // shapes and the q4_k_m type mix.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,55 @@ TEST(MkModel, BadFlagsFailClearly) {
   EXPECT_NE(mkmodel("--heads 5 --kv-heads 2 -o " + t.file("x.gguf")), 0);
   EXPECT_NE(mkmodel("--arch gpt9 -o " + t.file("x.gguf")), 0);
   EXPECT_FALSE(fs::exists(t.file("x.gguf")));
+}
+
+}  // namespace
+}  // namespace oscar
+
+namespace oscar {
+namespace {
+
+// The Gemma presets carry the published layer layout; their widths are
+// shrunk here so the files stay small.
+TEST(MkModel, GemmaPresetsHaveThePublishedLayerLayout) {
+  TmpDir t;
+  const quant::QuantTable table(detect_cpu());
+  const std::string small = " --embd 256 --ffn 256 --vocab 300 --type q8_0 -o ";
+  {
+    const std::string f = t.file("g4-31b.gguf");
+    ASSERT_EQ(mkmodel("--arch gemma4 --preset gemma4-31b --layers 6" + small + f), 0);
+    auto m = model::Model::load(f, table, Logger::quiet());
+    const auto& c = m->config();
+    ASSERT_EQ(c.n_layer, 6);
+    for (int i = 0; i < 6; ++i) {
+      const auto& l = c.layers[(size_t)i];
+      const bool global = i % 6 == 5;
+      EXPECT_EQ(l.sliding_window, global ? 0 : 1024) << i;
+      EXPECT_EQ(l.head_dim, global ? 512 : 256) << i;
+      EXPECT_EQ(l.n_head_kv, global ? 4 : 16) << i;
+      EXPECT_EQ(l.n_head, 32) << i;
+      EXPECT_EQ(l.v_from_k, global) << i;
+      EXPECT_FLOAT_EQ(l.rope_base, global ? 1e6f : 1e4f) << i;
+    }
+    EXPECT_FLOAT_EQ(c.final_logit_softcap, 30.0f);
+    EXPECT_EQ(c.n_embd_per_layer, 0);
+    EXPECT_TRUE(c.tied_output);
+  }
+  {
+    const std::string f = t.file("g3-27b.gguf");
+    ASSERT_EQ(mkmodel("--arch gemma3 --preset gemma3-27b --layers 12" + small + f), 0);
+    auto m = model::Model::load(f, table, Logger::quiet());
+    const auto& c = m->config();
+    ASSERT_EQ(c.n_layer, 12);
+    int global = 0;
+    for (const auto& l : c.layers) global += l.sliding_window == 0;
+    EXPECT_EQ(global, 2);  // layers 5 and 11
+    EXPECT_EQ(c.layers[5].sliding_window, 0);
+    EXPECT_EQ(c.layers[0].sliding_window, 1024);
+    EXPECT_FLOAT_EQ(c.layers[5].rope_freq_scale, 0.125f);
+    EXPECT_EQ(c.layers[0].head_dim, 128);
+    EXPECT_FLOAT_EQ(c.layers[0].kq_scale(), 1.0f / std::sqrt(128.0f));
+  }
 }
 
 }  // namespace

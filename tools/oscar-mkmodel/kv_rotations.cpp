@@ -35,12 +35,14 @@ std::vector<float> random_orthogonal(int d, uint64_t seed) {
   return {a.begin(), a.end()};
 }
 
-std::vector<std::vector<float>> from_checkpoint(const std::string& path, int n_layer, int d) {
+std::vector<std::vector<float>> from_checkpoint(const std::string& path, const std::vector<int>& dims) {
   const torchio::RotationSet rs = torchio::load_rotation_set(path);
-  require(rs.dim == d, "--kv-rot: " + path + " has head dim " + std::to_string(rs.dim) + ", the model " +
-                           std::to_string(d));
+  const int n_layer = (int)dims.size();
   std::vector<std::vector<float>> out((size_t)n_layer);
   for (int i = 0; i < n_layer; ++i) {
+    const int d = dims[(size_t)i];
+    require(rs.dim == d, "--kv-rot: " + path + " has head dim " + std::to_string(rs.dim) + ", layer " +
+                             std::to_string(i) + " of the model " + std::to_string(d));
     auto it = rs.rotation.find(i);
     require(it != rs.rotation.end(), "--kv-rot: " + path + " has no rotation for layer " + std::to_string(i));
     out[(size_t)i] = torchio::transpose(it->second, d);
@@ -50,24 +52,27 @@ std::vector<std::vector<float>> from_checkpoint(const std::string& path, int n_l
 
 }  // namespace
 
-LayerRotations make_kv_rotations(const std::string& source, int n_layer, int d, uint64_t seed) {
+LayerRotations make_kv_rotations(const std::string& source, const std::vector<int>& dims, uint64_t seed) {
   LayerRotations r;
+  const int n_layer = (int)dims.size();
   if (source == "random") {
     for (int i = 0; i < n_layer; ++i) {
-      r.k.push_back(random_orthogonal(d, hash_name(seed, "k_rot", (uint64_t)i)));
-      r.v.push_back(random_orthogonal(d, hash_name(seed, "v_rot", (uint64_t)i)));
+      r.k.push_back(random_orthogonal(dims[(size_t)i], hash_name(seed, "k_rot", (uint64_t)i)));
+      r.v.push_back(random_orthogonal(dims[(size_t)i], hash_name(seed, "v_rot", (uint64_t)i)));
     }
   } else if (source == "hadamard") {
-    require(model::is_power_of_two(d), "--kv-rot hadamard needs a power-of-two head dim");
-    const auto h = model::hadamard_matrix(d);
-    r.k.assign((size_t)n_layer, h);
-    r.v.assign((size_t)n_layer, h);
+    for (int i = 0; i < n_layer; ++i) {
+      const int d = dims[(size_t)i];
+      require(model::is_power_of_two(d), "--kv-rot hadamard needs power-of-two head dims");
+      r.k.push_back(model::hadamard_matrix(d));
+      r.v.push_back(r.k.back());
+    }
   } else {
     const std::filesystem::path dir(source);
     require(std::filesystem::is_directory(dir),
             "--kv-rot: '" + source + "' is neither random, hadamard nor a directory of rotation checkpoints");
-    r.k = from_checkpoint((dir / "k_rotation_qqt_r_h_pbr.pt").string(), n_layer, d);
-    r.v = from_checkpoint((dir / "v_rotation_sst_r_h_pbr.pt").string(), n_layer, d);
+    r.k = from_checkpoint((dir / "k_rotation_qqt_r_h_pbr.pt").string(), dims);
+    r.v = from_checkpoint((dir / "v_rotation_sst_r_h_pbr.pt").string(), dims);
   }
   return r;
 }

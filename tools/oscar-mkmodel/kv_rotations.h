@@ -15,8 +15,8 @@ struct LayerRotations {
 
 // `source`: "random" (random orthogonal from the seed), "hadamard"
 // (normalised Walsh-Hadamard), or a directory with k_rotation_qqt_r_h_pbr.pt
-// and v_rotation_sst_r_h_pbr.pt. Throws Error when the source does not fit
-// n_layer layers of head dim d.
-LayerRotations make_kv_rotations(const std::string& source, int n_layer, int d, uint64_t seed);
+// and v_rotation_sst_r_h_pbr.pt. dims: the head dim of each layer. Throws
+// Error when the source does not fit those layers.
+LayerRotations make_kv_rotations(const std::string& source, const std::vector<int>& dims, uint64_t seed);
 
 }  // namespace oscar::mkmodel

@@ -19,6 +19,7 @@
 #include "model_spec.h"
 #include "quant/quant.h"
 #include "random_weights.h"
+#include "tensor_plan.h"
 #include "vocab_source.h"
 
 using namespace oscar;
@@ -28,58 +29,15 @@ namespace {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: oscar-mkmodel [--arch qwen3|llama|qwen2] [--preset NAME] [--layers N] [--embd N]\n"
-               "         [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
+               "usage: oscar-mkmodel [--arch qwen3|llama|qwen2|gemma3|gemma4] [--preset NAME] [--layers N]\n"
+               "         [--embd N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
                "         [--rope-base F] [--tied] [--type T] [--seed N] [--tokenizer-json PATH]\n"
                "         [--kv-rot random|hadamard|DIR] [-t THREADS] -o FILE\n"
+               "gemma:   [--sliding-window N] [--swa-period N] [--head-dim-swa N] [--kv-heads-global N]\n"
+               "         [--kv-shared N] [--per-layer-embd N] [--softcap F]\n"
                "types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m\n"
-               "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n");
-}
-
-struct TensorPlan {
-  std::string name;
-  std::vector<uint64_t> shape;  // ne0 first
-  TensorType type;
-  Init init;
-};
-
-std::vector<TensorPlan> plan_tensors(const ModelSpec& s) {
-  std::vector<TensorPlan> out;
-  const uint64_t E = (uint64_t)s.n_embd, V = (uint64_t)s.n_vocab, F = (uint64_t)s.n_ff;
-  const uint64_t qw = (uint64_t)(s.n_head * s.head_dim), kvw = (uint64_t)(s.n_head_kv * s.head_dim);
-  // Scales keep activations near unit RMS: fan-in scaled projections, and
-  // residual branches shrunk with depth so the stream does not grow.
-  const float resid = 1.0f / std::sqrt(2.0f * (float)s.n_layer);
-  auto add = [&](const std::string& name, std::vector<uint64_t> shape, int layer, Init init) {
-    out.push_back({name, shape, tensor_type_for(s, name, layer, shape[0]), init});
-  };
-  auto lin = [](uint64_t fan_in, float gain = 1.0f) { return Init{0.0f, gain / std::sqrt((float)fan_in)}; };
-  const Init norm{1.0f, 0.1f};
-  add("token_embd.weight", {E, V}, -1, Init{0.0f, 1.0f});
-  for (int i = 0; i < s.n_layer; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    add(p + "attn_norm.weight", {E}, i, norm);
-    add(p + "attn_q.weight", {E, qw}, i, lin(E));
-    add(p + "attn_k.weight", {E, kvw}, i, lin(E));
-    add(p + "attn_v.weight", {E, kvw}, i, lin(E));
-    if (s.arch == "qwen2") {
-      add(p + "attn_q.bias", {qw}, i, Init{0.0f, 0.1f});
-      add(p + "attn_k.bias", {kvw}, i, Init{0.0f, 0.1f});
-      add(p + "attn_v.bias", {kvw}, i, Init{0.0f, 0.1f});
-    }
-    if (s.arch == "qwen3") {
-      add(p + "attn_q_norm.weight", {(uint64_t)s.head_dim}, i, norm);
-      add(p + "attn_k_norm.weight", {(uint64_t)s.head_dim}, i, norm);
-    }
-    add(p + "attn_output.weight", {qw, E}, i, lin(qw, resid));
-    add(p + "ffn_norm.weight", {E}, i, norm);
-    add(p + "ffn_gate.weight", {E, F}, i, lin(E));
-    add(p + "ffn_up.weight", {E, F}, i, lin(E));
-    add(p + "ffn_down.weight", {F, E}, i, lin(F, resid));
-  }
-  add("output_norm.weight", {E}, -1, norm);
-  if (!s.tied_output) add("output.weight", {E, V}, -1, lin(E));
-  return out;
+               "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n"
+               "         gemma3-1b gemma3-4b gemma3-12b gemma3-27b gemma4-31b\n");
 }
 
 void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const std::string& path,
@@ -87,22 +45,10 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
   const CpuFeatures cpu = detect_cpu();
   quant::QuantTable table(cpu);
   gguf::GgufWriter w(path);
-  const std::string a = s.arch + ".";
   w.add_kv("general.architecture", gguf::Value::str(s.arch));
   w.add_kv("general.name", gguf::Value::str(s.name));
   w.add_kv("general.file_type", gguf::Value::u32(file_type_of(s.type)));
-  w.add_kv(a + "vocab_size", gguf::Value::u32((uint32_t)s.n_vocab));
-  w.add_kv(a + "context_length", gguf::Value::u32((uint32_t)s.n_ctx));
-  w.add_kv(a + "embedding_length", gguf::Value::u32((uint32_t)s.n_embd));
-  w.add_kv(a + "block_count", gguf::Value::u32((uint32_t)s.n_layer));
-  w.add_kv(a + "feed_forward_length", gguf::Value::u32((uint32_t)s.n_ff));
-  w.add_kv(a + "attention.head_count", gguf::Value::u32((uint32_t)s.n_head));
-  w.add_kv(a + "attention.head_count_kv", gguf::Value::u32((uint32_t)s.n_head_kv));
-  w.add_kv(a + "attention.key_length", gguf::Value::u32((uint32_t)s.head_dim));
-  w.add_kv(a + "attention.value_length", gguf::Value::u32((uint32_t)s.head_dim));
-  w.add_kv(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(s.rms_eps));
-  w.add_kv(a + "rope.freq_base", gguf::Value::f32(s.rope_base));
-  w.add_kv(a + "rope.dimension_count", gguf::Value::u32((uint32_t)s.head_dim));
+  for (auto& kv : arch_metadata(s)) w.add_kv(kv.key, std::move(kv.value));
   for (auto& kv : vocab) w.add_kv(kv.key, std::move(kv.value));
 
   const auto plan = plan_tensors(s);
@@ -110,10 +56,17 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
   // Rotation tensors go last, in the order oscar-bake writes them.
   LayerRotations rot;
   if (!kv_rot.empty()) {
-    rot = make_kv_rotations(kv_rot, s.n_layer, s.head_dim, s.seed);
-    const uint64_t d = (uint64_t)s.head_dim;
-    for (int i = 0; i < s.n_layer; ++i) w.add_tensor("blk." + std::to_string(i) + ".attn_k_rot.weight", TensorType::F32, {d, d});
-    for (int i = 0; i < s.n_layer; ++i) w.add_tensor("blk." + std::to_string(i) + ".attn_v_rot.weight", TensorType::F32, {d, d});
+    std::vector<int> dims;
+    for (int i = 0; i < s.n_layer; ++i) dims.push_back(layer_shape(s, i).head_dim);
+    rot = make_kv_rotations(kv_rot, dims, s.seed);
+    for (int i = 0; i < s.n_layer; ++i) {
+      const uint64_t d = (uint64_t)dims[(size_t)i];
+      w.add_tensor("blk." + std::to_string(i) + ".attn_k_rot.weight", TensorType::F32, {d, d});
+    }
+    for (int i = 0; i < s.n_layer; ++i) {
+      const uint64_t d = (uint64_t)dims[(size_t)i];
+      w.add_tensor("blk." + std::to_string(i) + ".attn_v_rot.weight", TensorType::F32, {d, d});
+    }
   }
 
   uint64_t total_bytes = 0;
@@ -131,8 +84,13 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
       pool.parallel_for((size_t)nr, 1, [&](size_t b, size_t e) {
         std::vector<float> row((size_t)cols);
         for (size_t r = b; r < e; ++r) {
-          Rng rng(hash_name(s.seed, t.name, r0 + r));
-          for (auto& v : row) v = t.init.mean + t.init.std * rng.normal();
+          if (!t.values.empty()) {
+            std::copy(t.values.begin() + (long)((r0 + r) * cols), t.values.begin() + (long)((r0 + r + 1) * cols),
+                      row.begin());
+          } else {
+            Rng rng(hash_name(s.seed, t.name, r0 + r));
+            for (auto& v : row) v = t.init.mean + t.init.std * rng.normal();
+          }
           q.quantize(row.data(), buf.data() + r * rb, (int64_t)cols);
         }
       });
@@ -155,6 +113,13 @@ int parse_int(const char* flag, const char* v) {
   char* end = nullptr;
   const long x = std::strtol(v, &end, 10);
   if (!*v || *end || x <= 0 || x > (1L << 30)) throw Error(std::string(flag) + ": expected a positive integer, got '" + v + "'");
+  return (int)x;
+}
+
+int parse_count(const char* flag, const char* v) {
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (!*v || *end || x < 0 || x > (1L << 30)) throw Error(std::string(flag) + ": expected a count, got '" + v + "'");
   return (int)x;
 }
 
@@ -185,12 +150,12 @@ int main(int argc, char** argv) {
       else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
       else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
                f == "--ffn" || f == "--ctx" || f == "--vocab" || f == "--type" || f == "--seed" || f == "--rope-base" ||
-               f == "--name")
+               f == "--name" || f == "--sliding-window" || f == "--swa-period" || f == "--head-dim-swa" ||
+               f == "--kv-heads-global" || f == "--kv-shared" || f == "--per-layer-embd" || f == "--softcap")
         overrides.emplace_back(f, val());
       else throw Error("unknown flag '" + f + "' (see --help)");
     }
-    if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "qwen2")
-      throw Error("--arch: unsupported architecture '" + s.arch + "' (qwen3, llama, qwen2)");
+    validate_spec(s);  // the architecture name, before a preset uses it
     if (!preset.empty()) apply_preset(s, preset);
     for (const auto& [f, v] : overrides) {
       if (f == "--layers") s.n_layer = parse_int(f.c_str(), v.c_str());
@@ -205,12 +170,22 @@ int main(int argc, char** argv) {
       else if (f == "--name") s.name = v;
       else if (f == "--seed") s.seed = std::stoull(v);
       else if (f == "--rope-base") s.rope_base = std::stof(v);
+      else if (f == "--sliding-window") s.sliding_window = parse_count(f.c_str(), v.c_str());
+      else if (f == "--swa-period") s.swa_period = parse_int(f.c_str(), v.c_str());
+      else if (f == "--head-dim-swa") s.head_dim_swa = parse_int(f.c_str(), v.c_str());
+      else if (f == "--kv-heads-global") s.n_head_kv_global = parse_int(f.c_str(), v.c_str());
+      else if (f == "--kv-shared") s.n_kv_shared = parse_count(f.c_str(), v.c_str());
+      else if (f == "--per-layer-embd") s.n_embd_per_layer = parse_count(f.c_str(), v.c_str());
+      else if (f == "--softcap") s.final_softcap = std::stof(v);
     }
     if (out.empty()) throw Error("missing -o FILE (see --help)");
     for (auto& c : s.type) c = (char)std::tolower((unsigned char)c);
     file_type_of(s.type);
     if (s.n_head % s.n_head_kv != 0) throw Error("--heads must be a multiple of --kv-heads");
     if (s.head_dim % 2 != 0) throw Error("--head-dim must be even");
+    if (s.n_kv_shared >= s.n_layer) throw Error("--kv-shared must be below the layer count");
+    if (!(s.final_softcap >= 0)) throw Error("--softcap must not be negative");
+    validate_spec(s);
 
     std::vector<gguf::KeyValue> vocab =
         tokenizer_json.empty() ? default_vocab(s) : vocab_from_tokenizer_json(tokenizer_json);

@@ -21,15 +21,119 @@ const Preset kPresets[] = {
     {"llama-3.1-8b", "llama", 32, 4096, 32, 8, 128, 14336, 131072, 128256, 500000.0f, false},
     {"qwen2.5-0.5b", "qwen2", 24, 896, 14, 2, 64, 4864, 32768, 151936, 1000000.0f, true},
 };
+
+// Gemma shapes from the published configs (config.json text_config; the
+// GGUF vocabulary is the 262144 tokenizer entries: the converter drops the
+// embedding's unused rows).
+struct GemmaPreset {
+  const char* name;
+  const char* arch;
+  int n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_ctx, window;
+  float rope_scale_linear;
+  // gemma4
+  int head_dim_swa, n_head_kv_global;
+  bool k_eq_v;
+  float softcap;
+};
+const GemmaPreset kGemmaPresets[] = {
+    {"gemma3-1b", "gemma3", 26, 1152, 4, 1, 256, 6912, 32768, 512, 0, 0, 0, false, 0},
+    {"gemma3-4b", "gemma3", 34, 2560, 8, 4, 256, 10240, 131072, 1024, 8, 0, 0, false, 0},
+    {"gemma3-12b", "gemma3", 48, 3840, 16, 8, 256, 15360, 131072, 1024, 8, 0, 0, false, 0},
+    {"gemma3-27b", "gemma3", 62, 5376, 32, 16, 128, 21504, 131072, 1024, 8, 0, 0, false, 0},
+    // 31B: 5 sliding : 1 global, sliding head dim 256 / 16 KV heads, global
+    // head dim 512 / 4 KV heads with V = K (attention_k_eq_v), no PLE.
+    {"gemma4-31b", "gemma4", 60, 5376, 32, 16, 512, 21504, 262144, 1024, 0, 256, 4, true, 30},
+};
+
 }  // namespace
+
+bool is_gemma(const ModelSpec& s) { return s.arch == "gemma3" || s.arch == "gemma4"; }
+
+LayerShape layer_shape(const ModelSpec& s, int i) {
+  LayerShape l;
+  l.sliding = is_gemma(s) && s.sliding_window > 0 && i % s.swa_period != s.swa_period - 1;
+  const bool g4 = s.arch == "gemma4";
+  l.head_dim = g4 && l.sliding && s.head_dim_swa > 0 ? s.head_dim_swa : s.head_dim;
+  l.n_head_kv = g4 && !l.sliding && s.n_head_kv_global > 0 ? s.n_head_kv_global : s.n_head_kv;
+  l.own_kv = !(g4 && i >= s.n_layer - s.n_kv_shared);
+  l.has_v = l.own_kv && !(g4 && s.k_eq_v && !l.sliding);
+  return l;
+}
+
+void validate_spec(const ModelSpec& s) {
+  if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "qwen2" && !is_gemma(s))
+    throw Error("--arch: unsupported architecture '" + s.arch + "' (qwen3, llama, qwen2, gemma3, gemma4)");
+  if (s.swa_period < 1) throw Error("--swa-period must be positive");
+  for (int i = 0; i < s.n_layer; ++i) {
+    const LayerShape l = layer_shape(s, i);
+    if (s.n_head % l.n_head_kv != 0)
+      throw Error("layer " + std::to_string(i) + ": --heads must be a multiple of its KV heads");
+    if (l.head_dim % 2 != 0) throw Error("head dims must be even");
+  }
+  if (s.n_kv_shared > 0) {
+    if (s.arch != "gemma4") throw Error("--kv-shared is a gemma4 feature");
+    // Every shared layer needs an earlier layer of its kind to read from.
+    const int first = s.n_layer - s.n_kv_shared;
+    for (int i = first; i < s.n_layer; ++i) {
+      bool found = false;
+      for (int j = 0; j < first && !found; ++j) found = layer_shape(s, j).sliding == layer_shape(s, i).sliding;
+      if (!found) throw Error("--kv-shared " + std::to_string(s.n_kv_shared) + ": layer " + std::to_string(i) +
+                              " has no earlier layer of its kind to share with");
+    }
+  }
+  if (s.n_embd_per_layer > 0 && s.arch != "gemma4") throw Error("--per-layer-embd is a gemma4 feature");
+}
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> r{"tiny"};
   for (const auto& p : kPresets) r.push_back(p.name);
+  for (const auto& p : kGemmaPresets) r.push_back(p.name);
   return r;
 }
 
+namespace {
+
+// Tiny Gemma models: every feature of the architecture in a few layers, a
+// sliding window of 16 (so short prompts already slide) and, for gemma4,
+// head dims that differ between sliding (32) and global (64) layers.
+void apply_tiny_gemma(ModelSpec& s) {
+  s.n_layer = 6;
+  s.n_embd = 128;
+  s.n_head = 4;
+  s.n_head_kv = 2;
+  s.head_dim = 32;
+  s.n_ff = 256;
+  s.n_ctx = 512;
+  s.n_vocab = 0;
+  s.rope_base = 1000000.0f;
+  s.rope_base_swa = 10000.0f;
+  s.tied_output = true;
+  s.sliding_window = 16;
+  if (s.arch == "gemma3") {
+    s.swa_period = 6;  // what the converter implies (it writes no pattern)
+    s.rope_scale_linear = 8;
+    return;
+  }
+  s.swa_period = 3;  // layers 2 and 5 global
+  s.head_dim_swa = 32;
+  s.head_dim = 64;
+  s.n_head_kv_global = 1;
+  s.k_eq_v = true;
+  s.partial_rotary_global = 0.25f;
+  s.final_softcap = 30;
+  s.n_embd_per_layer = 16;
+  s.n_kv_shared = 2;  // layer 4 reads layer 3's KV, layer 5 layer 2's
+  s.layer_out_scale = true;
+}
+
+}  // namespace
+
 void apply_preset(ModelSpec& s, const std::string& name) {
+  if (name == "tiny" && is_gemma(s)) {
+    apply_tiny_gemma(s);
+    s.name = s.arch + "-tiny";
+    return;
+  }
   if (name == "tiny") {
     // Fast test model: small enough for exhaustive reference checks, with
     // GQA and more than one layer.
@@ -59,6 +163,28 @@ void apply_preset(ModelSpec& s, const std::string& name) {
     s.n_vocab = p.n_vocab;
     s.rope_base = p.rope_base;
     s.tied_output = p.tied;
+    s.name = std::string(p.name) + "-random";
+    return;
+  }
+  for (const auto& p : kGemmaPresets) {
+    if (name != p.name) continue;
+    s = ModelSpec{.arch = p.arch, .type = s.type, .seed = s.seed};
+    s.n_layer = p.n_layer;
+    s.n_embd = p.n_embd;
+    s.n_head = p.n_head;
+    s.n_head_kv = p.n_head_kv;
+    s.head_dim = p.head_dim;
+    s.n_ff = p.n_ff;
+    s.n_ctx = p.n_ctx;
+    s.n_vocab = 262144;
+    s.rope_base = 1000000.0f;
+    s.tied_output = true;
+    s.sliding_window = p.window;
+    s.rope_scale_linear = p.rope_scale_linear;
+    s.head_dim_swa = p.head_dim_swa;
+    s.n_head_kv_global = p.n_head_kv_global;
+    s.k_eq_v = p.k_eq_v;
+    s.final_softcap = p.softcap;
     s.name = std::string(p.name) + "-random";
     return;
   }
@@ -107,7 +233,9 @@ TensorType fallback(TensorType t) {
 TensorType tensor_type_for(const ModelSpec& s, const std::string& name, int layer, uint64_t row_length) {
   file_type_of(s.type);  // validates
   // 1-D tensors (norms, biases) stay f32, as the converters write them.
-  if (ends_with(name, "_norm.weight") || ends_with(name, ".bias")) return TensorType::F32;
+  if (ends_with(name, "_norm.weight") || ends_with(name, ".bias") || ends_with(name, "layer_output_scale.weight") ||
+      name == "rope_freqs.weight")
+    return TensorType::F32;
   std::string base = s.type;
   TensorType t;
   if (base == "q4_k_m" || base == "q5_k_m") {

@@ -12,7 +12,7 @@
 namespace oscar::mkmodel {
 
 struct ModelSpec {
-  std::string arch = "qwen3";  // qwen3 | llama | qwen2
+  std::string arch = "qwen3";  // qwen3 | llama | qwen2 | gemma3 | gemma4
   std::string name = "oscar-random";
   int n_layer = 2;
   int n_embd = 128;
@@ -27,10 +27,39 @@ struct ModelSpec {
   bool tied_output = false;
   std::string type = "f32";  // f32 f16 bf16 q8_0 ... q4_k_m q5_k_m
   uint64_t seed = 42;
+  // Gemma only (0 / false: the feature is absent).
+  int sliding_window = 0;       // window of the sliding layers (0: every layer global)
+  int swa_period = 6;           // layer i is global when i % swa_period == swa_period - 1
+  int head_dim_swa = 0;         // gemma4: head dim of sliding layers (0: head_dim)
+  int n_head_kv_global = 0;     // gemma4: KV heads of global layers (0: n_head_kv)
+  bool k_eq_v = false;          // gemma4: global layers have no attn_v (V from K)
+  float rope_base_swa = 10000.0f;
+  float rope_scale_linear = 0;  // gemma3: linear RoPE factor of global layers (0: none)
+  float partial_rotary_global = 0.25f;  // gemma4: share of rotated pairs on global layers
+  float final_softcap = 0;      // final_logit_softcapping (0: none)
+  int n_embd_per_layer = 0;     // gemma4 per-layer embedding width (0: none)
+  int n_kv_shared = 0;          // gemma4: last layers that reuse earlier layers' KV
+  bool layer_out_scale = false; // gemma4: blk.N.layer_output_scale
 };
 
+bool is_gemma(const ModelSpec& s);
+
+// What one layer of the spec looks like (sliding or global, its head dim,
+// KV heads, whether it has K/V projections of its own and a V projection).
+struct LayerShape {
+  bool sliding = false;
+  int head_dim = 0;
+  int n_head_kv = 0;
+  bool own_kv = true;
+  bool has_v = true;
+};
+LayerShape layer_shape(const ModelSpec& s, int layer);
+// Checks the spec's numbers fit together; throws Error naming the problem.
+void validate_spec(const ModelSpec& s);
+
 // Applies preset `name` for `arch` (tiny, qwen3-0.6b, qwen3-4b, qwen3-8b,
-// llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b); throws Error for an unknown one.
+// llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, gemma3-1b/4b/12b/27b,
+// gemma4-31b); throws Error for an unknown one.
 void apply_preset(ModelSpec& spec, const std::string& name);
 std::vector<std::string> preset_names();
 
