@@ -1,0 +1,64 @@
+#include "server/metrics.h"
+
+#include <cstdio>
+
+namespace oscar::server {
+
+namespace {
+
+void metric(std::string& out, const char* name, const char* type, const char* help, double value,
+            const char* labels = "") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  out += std::string("# HELP ") + name + " " + help + "\n";
+  out += std::string("# TYPE ") + name + " " + type + "\n";
+  out += std::string(name) + labels + " " + buf + "\n";
+}
+
+void sample(std::string& out, const char* name, const char* labels, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  out += std::string(name) + labels + " " + buf + "\n";
+}
+
+}  // namespace
+
+std::string render_metrics(const SchedulerStats& s, const HttpCountersSnapshot& http, int n_slots) {
+  std::string o;
+  metric(o, "llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.",
+         (double)s.prompt_tokens_total);
+  metric(o, "llamacpp:prompt_seconds_total", "counter", "Prompt process time.", s.prompt_seconds_total);
+  metric(o, "llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.",
+         (double)s.predicted_tokens_total);
+  metric(o, "llamacpp:tokens_predicted_seconds_total", "counter", "Predict process time.",
+         s.predicted_seconds_total);
+  metric(o, "llamacpp:n_decode_total", "counter", "Total number of forward calls.", (double)s.n_decode_total);
+  metric(o, "llamacpp:prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+         s.prompt_seconds_total > 0 ? s.prompt_tokens_total / s.prompt_seconds_total : 0);
+  metric(o, "llamacpp:predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+         s.predicted_seconds_total > 0 ? s.predicted_tokens_total / s.predicted_seconds_total : 0);
+  metric(o, "llamacpp:requests_processing", "gauge", "Number of requests processing.", s.processing);
+  metric(o, "llamacpp:requests_deferred", "gauge", "Number of requests deferred (queued).", s.queue_depth);
+  metric(o, "oscar:requests_total", "counter", "HTTP requests received.", (double)http.requests);
+  metric(o, "oscar:request_errors_total", "counter", "HTTP requests answered with an error status.",
+         (double)http.errors);
+  metric(o, "oscar:generation_requests_total", "counter", "Completion requests accepted.",
+         (double)http.generations);
+  metric(o, "oscar:generations_finished_total", "counter", "Completion tasks finished.", (double)s.requests_total);
+  metric(o, "oscar:generations_cancelled_total", "counter", "Completion tasks cancelled by the client.",
+         (double)s.requests_cancelled);
+  metric(o, "oscar:slots_total", "gauge", "Server slots (parallel sequences).", n_slots);
+  o += "# HELP oscar:kv_cells KV cache cells in use (positions x layers) per tier.\n";
+  o += "# TYPE oscar:kv_cells gauge\n";
+  sample(o, "oscar:kv_cells", "{tier=\"sink\"}", (double)s.kv.sink_cells);
+  sample(o, "oscar:kv_cells", "{tier=\"main\"}", (double)s.kv.main_cells);
+  sample(o, "oscar:kv_cells", "{tier=\"recent\"}", (double)s.kv.recent_cells);
+  metric(o, "oscar:kv_bytes_used", "gauge", "Bytes of K and V held by the cached positions.", (double)s.kv.bytes);
+  metric(o, "oscar:kv_bytes_allocated", "gauge", "Bytes allocated for the KV cache.", (double)s.kv_bytes_allocated);
+  metric(o, "oscar:kv_bits_per_value", "gauge", "Bits per cached K/V value over all tiers.", s.kv.bits_per_value);
+  metric(o, "oscar:kv_main_bits_per_value", "gauge", "Bits per value of the main (quantized) tier.",
+         s.kv.main_bits_per_value);
+  return o;
+}
+
+}  // namespace oscar::server

@@ -1,0 +1,299 @@
+#include "server/response_shaper.h"
+
+#include <cmath>
+
+namespace oscar::server {
+
+namespace {
+
+Json bytes_of(const std::string& s) {
+  Json b = Json::array();
+  for (unsigned char c : s) b.push_back((int)c);
+  return b;
+}
+
+double finite_or(double x, double v) { return std::isfinite(x) ? x : v; }
+
+Json chat_logprob(const TokenOut& t) {
+  Json top = Json::array();
+  for (const auto& a : t.top)
+    top.push_back({{"token", a.piece}, {"logprob", finite_or(a.logprob, -1e30)}, {"bytes", bytes_of(a.piece)}});
+  const TokenProb& p = *t.prob;
+  return {{"id", p.token}, {"token", p.piece}, {"logprob", finite_or(p.logprob, -1e30)}, {"bytes", bytes_of(p.piece)},
+          {"top_logprobs", top}};
+}
+
+const char* openai_finish(const Done& d) {
+  return d.reason == FinishReason::Length ? "length" : "stop";
+}
+
+class ChatShaper : public ResponseShaper {
+ public:
+  ChatShaper(ShaperInfo info, const chat::ChatOutputFormat& fmt, const std::string& prompt)
+      : info_(std::move(info)), parser_(fmt, prompt) {}
+
+  std::vector<Json> chunks(const Event& e) override {
+    std::vector<Json> out;
+    if (!sent_role_) {
+      out.push_back(chunk({{"role", "assistant"}, {"content", nullptr}}, nullptr));
+      sent_role_ = true;
+    }
+    Json lp = Json::array();
+    for (const auto& t : e.tokens) {
+      add(parser_.feed(t.text), out);
+      if (t.prob) {
+        lp.push_back(chat_logprob(t));
+        logprobs_.push_back(lp.back());
+      }
+    }
+    if (!lp.empty() && info_.logprobs) {
+      // Logprobs travel with the chunk of their tokens; an empty content delta carries them when
+      // the text is still held back.
+      if (out.empty() || out.back()["choices"][0]["delta"].contains("role")) out.push_back(chunk(Json::object(), nullptr));
+      out.back()["choices"][0]["logprobs"] = {{"content", lp}};
+    }
+    if (e.done) {
+      done_ = *e.done;
+      add(parser_.feed(e.done->tail), out);
+      add(parser_.finish(), out);
+      Json last = chunk(Json::object(), finish_reason());
+      last["timings"] = timings_json(done_.timings);
+      out.push_back(last);
+      if (info_.include_usage) {
+        Json u = base("chat.completion.chunk");
+        u["choices"] = Json::array();
+        u["usage"] = usage_json(done_.timings);
+        out.push_back(u);
+      }
+    }
+    return out;
+  }
+
+  Json response() const override {
+    Json msg = {{"role", "assistant"}, {"content", content_.empty() && !calls_.empty() ? Json(nullptr) : Json(content_)}};
+    if (!reasoning_.empty()) msg["reasoning_content"] = reasoning_;
+    if (!calls_.empty()) msg["tool_calls"] = calls_;
+    Json choice = {{"index", 0}, {"message", msg}, {"finish_reason", finish_reason()},
+                   {"logprobs", info_.logprobs ? Json({{"content", logprobs_}}) : Json(nullptr)}};
+    Json r = base("chat.completion");
+    r["choices"] = Json::array({choice});
+    r["usage"] = usage_json(done_.timings);
+    r["timings"] = timings_json(done_.timings);
+    return r;
+  }
+
+ private:
+  Json base(const char* object) const {
+    return {{"id", info_.id}, {"object", object}, {"created", (long long)info_.created}, {"model", info_.model},
+            {"system_fingerprint", "oscar.cpp"}};
+  }
+  Json chunk(Json delta, Json finish) const {
+    Json c = base("chat.completion.chunk");
+    c["choices"] = Json::array({{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr},
+                                 {"finish_reason", std::move(finish)}}});
+    return c;
+  }
+  Json finish_reason() const {
+    if (!calls_.empty() && done_.reason != FinishReason::Length) return "tool_calls";
+    return openai_finish(done_);
+  }
+  void add(const chat::ChatDelta& d, std::vector<Json>& out) {
+    if (!d.reasoning.empty()) {
+      reasoning_ += d.reasoning;
+      out.push_back(chunk({{"reasoning_content", d.reasoning}}, nullptr));
+    }
+    if (!d.content.empty()) {
+      content_ += d.content;
+      out.push_back(chunk({{"content", d.content}}, nullptr));
+    }
+    for (const auto& c : d.tool_calls) {
+      const int index = (int)calls_.size();
+      Json call = {{"id", info_.id + "-call-" + std::to_string(index)},
+                   {"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments.dump()}}}};
+      calls_.push_back(call);
+      Json streamed = call;
+      streamed["index"] = index;
+      out.push_back(chunk({{"tool_calls", Json::array({streamed})}}, nullptr));
+    }
+  }
+
+  ShaperInfo info_;
+  chat::ChatOutputParser parser_;
+  bool sent_role_ = false;
+  std::string content_, reasoning_;
+  Json calls_ = Json::array();
+  Json logprobs_ = Json::array();
+  Done done_;
+};
+
+class CompletionsShaper : public ResponseShaper {
+ public:
+  explicit CompletionsShaper(ShaperInfo info) : info_(std::move(info)) {}
+
+  std::vector<Json> chunks(const Event& e) override {
+    std::vector<Json> out;
+    std::string text;
+    Json lp = {{"tokens", Json::array()}, {"token_logprobs", Json::array()}, {"top_logprobs", Json::array()},
+               {"text_offset", Json::array()}};
+    for (const auto& t : e.tokens) {
+      if (t.prob) {
+        lp["tokens"].push_back(t.prob->piece);
+        lp["token_logprobs"].push_back(finite_or(t.prob->logprob, -1e30));
+        Json top = Json::object();
+        for (const auto& a : t.top) top[a.piece] = finite_or(a.logprob, -1e30);
+        lp["top_logprobs"].push_back(top);
+        lp["text_offset"].push_back((long long)(text_.size() + text.size()));
+        for (const char* k : {"tokens", "token_logprobs", "top_logprobs", "text_offset"}) all_lp_[k].push_back(lp[k].back());
+      }
+      text += t.text;
+    }
+    if (e.done) {
+      done_ = *e.done;
+      text += e.done->tail;
+    }
+    text_ += text;
+    if (!text.empty() || !lp["tokens"].empty() || e.done) {
+      Json c = base();
+      c["choices"] = Json::array({{{"text", text}, {"index", 0},
+                                   {"logprobs", info_.logprobs ? lp : Json(nullptr)},
+                                   {"finish_reason", e.done ? Json(openai_finish(done_)) : Json(nullptr)}}});
+      out.push_back(c);
+    }
+    if (e.done && info_.include_usage) {
+      Json u = base();
+      u["choices"] = Json::array();
+      u["usage"] = usage_json(done_.timings);
+      out.push_back(u);
+    }
+    return out;
+  }
+
+  Json response() const override {
+    Json r = base();
+    r["choices"] = Json::array({{{"text", text_}, {"index", 0},
+                                 {"logprobs", info_.logprobs ? all_lp_ : Json(nullptr)},
+                                 {"finish_reason", openai_finish(done_)}}});
+    r["usage"] = usage_json(done_.timings);
+    r["timings"] = timings_json(done_.timings);
+    return r;
+  }
+
+ private:
+  Json base() const {
+    return {{"id", info_.id}, {"object", "text_completion"}, {"created", (long long)info_.created},
+            {"model", info_.model}, {"system_fingerprint", "oscar.cpp"}};
+  }
+  ShaperInfo info_;
+  std::string text_;
+  Json all_lp_ = {{"tokens", Json::array()}, {"token_logprobs", Json::array()}, {"top_logprobs", Json::array()},
+                  {"text_offset", Json::array()}};
+  Done done_;
+};
+
+class NativeShaper : public ResponseShaper {
+ public:
+  NativeShaper(ShaperInfo info, Json settings) : info_(std::move(info)), settings_(std::move(settings)) {}
+
+  std::vector<Json> chunks(const Event& e) override {
+    std::vector<Json> out;
+    for (const auto& t : e.tokens) {
+      tokens_.push_back(t.token);
+      content_ += t.text;
+      Json c = {{"index", 0}, {"content", t.text}, {"tokens", Json::array({t.token})}, {"stop", false},
+                {"id_slot", e.slot}};
+      if (t.prob) {
+        Json probs = Json::array();
+        for (const auto& a : t.top)
+          probs.push_back({{"id", a.token}, {"token", a.piece}, {"logprob", finite_or(a.logprob, -1e30)}});
+        Json cp = {{"id", t.token}, {"token", t.prob->piece}, {"logprob", finite_or(t.prob->logprob, -1e30)},
+                   {"top_logprobs", probs}};
+        c["completion_probabilities"] = Json::array({cp});
+        probs_.push_back(cp);
+      }
+      out.push_back(c);
+    }
+    if (e.done) {
+      done_ = *e.done;
+      content_ += e.done->tail;
+      Json f = final_object();
+      f["content"] = e.done->tail;
+      out.push_back(f);
+    }
+    return out;
+  }
+
+  Json response() const override {
+    Json r = final_object();
+    r["content"] = content_;
+    r["tokens"] = tokens_;
+    if (!probs_.empty()) r["completion_probabilities"] = probs_;
+    return r;
+  }
+  bool done_marker() const override { return false; }
+
+ private:
+  Json final_object() const {
+    const char* stop_type = done_.reason == FinishReason::Length ? "limit"
+                            : !done_.stop_word.empty()          ? "word"
+                            : done_.stopped_eos                 ? "eos"
+                                                                : "none";
+    return {{"index", 0},
+            {"content", ""},
+            {"tokens", Json::array()},
+            {"id_slot", done_.slot},
+            {"stop", true},
+            {"model", info_.model},
+            {"tokens_predicted", done_.timings.n_predicted},
+            {"tokens_evaluated", done_.timings.n_prompt},
+            {"generation_settings", settings_},
+            {"has_new_line", content_.find('\n') != std::string::npos},
+            {"truncated", false},
+            {"stop_type", stop_type},
+            {"stopping_word", done_.stop_word},
+            {"tokens_cached", done_.timings.n_prompt + done_.timings.n_predicted},
+            {"timings", timings_json(done_.timings)}};
+  }
+  ShaperInfo info_;
+  Json settings_;
+  std::string content_;
+  Json tokens_ = Json::array();
+  Json probs_ = Json::array();
+  Done done_;
+};
+
+}  // namespace
+
+Json usage_json(const Timings& t) {
+  return {{"completion_tokens", t.n_predicted},
+          {"prompt_tokens", t.n_prompt},
+          {"total_tokens", t.n_prompt + t.n_predicted},
+          {"prompt_tokens_details", {{"cached_tokens", t.n_cached}}}};
+}
+
+Json timings_json(const Timings& t) {
+  const int n_eval = t.n_prompt - t.n_cached;
+  return {{"cache_n", t.n_cached},
+          {"prompt_n", n_eval},
+          {"prompt_ms", t.prompt_ms},
+          {"prompt_per_token_ms", n_eval > 0 ? t.prompt_ms / n_eval : 0.0},
+          {"prompt_per_second", t.prompt_ms > 0 ? n_eval * 1000.0 / t.prompt_ms : 0.0},
+          {"predicted_n", t.n_predicted},
+          {"predicted_ms", t.predicted_ms},
+          {"predicted_per_token_ms", t.n_predicted > 0 ? t.predicted_ms / t.n_predicted : 0.0},
+          {"predicted_per_second", t.predicted_ms > 0 ? t.n_predicted * 1000.0 / t.predicted_ms : 0.0},
+          {"queue_ms", t.queue_ms}};
+}
+
+std::unique_ptr<ResponseShaper> make_chat_shaper(ShaperInfo info, const chat::ChatOutputFormat& fmt,
+                                                 const std::string& prompt) {
+  return std::make_unique<ChatShaper>(std::move(info), fmt, prompt);
+}
+std::unique_ptr<ResponseShaper> make_completions_shaper(ShaperInfo info) {
+  return std::make_unique<CompletionsShaper>(std::move(info));
+}
+std::unique_ptr<ResponseShaper> make_native_shaper(ShaperInfo info, Json settings) {
+  return std::make_unique<NativeShaper>(std::move(info), std::move(settings));
+}
+
+}  // namespace oscar::server

@@ -1,0 +1,53 @@
+// Turns a task's events into the JSON each API speaks. One shaper serves a
+// request both ways: streamed (chunks() after every event) and whole
+// (response() once the task is done). Chat output goes through the chat
+// parser, so thinking lands in reasoning_content and tool calls in
+// tool_calls, streamed or not.
+#pragma once
+
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_output_parser.h"
+#include "server/task.h"
+#include "tokenizer/tokenizer.h"
+
+namespace oscar::server {
+
+using Json = nlohmann::ordered_json;
+
+struct ShaperInfo {
+  std::string id;           // chatcmpl-... / cmpl-...
+  std::string model;        // alias reported back
+  std::time_t created = 0;
+  bool include_usage = false;  // stream_options.include_usage
+  bool logprobs = false;
+  int n_probs = 0;
+};
+
+class ResponseShaper {
+ public:
+  virtual ~ResponseShaper() = default;
+  // Chunks to stream for one event (the final event included).
+  virtual std::vector<Json> chunks(const Event& e) = 0;
+  // The whole response, after the final event was passed to chunks().
+  virtual Json response() const = 0;
+  // Whether the stream ends with "data: [DONE]" (OpenAI) or not (native).
+  virtual bool done_marker() const { return true; }
+};
+
+std::unique_ptr<ResponseShaper> make_chat_shaper(ShaperInfo info, const chat::ChatOutputFormat& fmt,
+                                                 const std::string& prompt);
+std::unique_ptr<ResponseShaper> make_completions_shaper(ShaperInfo info);
+// llama.cpp's native /completion; `settings` is echoed as generation_settings.
+std::unique_ptr<ResponseShaper> make_native_shaper(ShaperInfo info, Json settings);
+
+// Usage object shared by the OpenAI shapes.
+Json usage_json(const Timings& t);
+Json timings_json(const Timings& t);
+
+}  // namespace oscar::server

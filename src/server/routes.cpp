@@ -1,0 +1,161 @@
+#include "server/routes.h"
+
+#include <httplib.h>
+
+#include "server/auth.h"
+#include "server/http_util.h"
+#include "server/metrics.h"
+#include "server/server_context.h"
+
+namespace oscar::server {
+
+namespace {
+
+using httplib::Request;
+using httplib::Response;
+
+bool is_public(const std::string& path) { return path == "/health" || path == "/v1/health"; }
+
+// Runs a handler body, turning ApiErrors into error replies.
+template <class F>
+void guarded(Response& res, F&& f) {
+  try {
+    f();
+  } catch (const ApiError& e) {
+    reply_error(res, e);
+  }
+}
+
+Json model_list(const ServerContext& ctx) {
+  const LoadedModel& m = ctx.model();
+  Json meta = {{"n_vocab", m.n_vocab}, {"n_ctx_train", m.n_ctx_train}, {"n_embd", m.n_embd},
+               {"n_layer", m.n_layer}, {"size", m.file_bytes}, {"arch", m.arch}};
+  Json entry = {{"id", ctx.alias()}, {"object", "model"}, {"created", (long long)std::time(nullptr)},
+                {"owned_by", "oscar.cpp"}, {"meta", meta}};
+  return {{"object", "list"}, {"data", Json::array({entry})}};
+}
+
+void register_misc(httplib::Server& svr, ServerContext& ctx) {
+  auto health = [&ctx](const Request&, Response& res) {
+    if (!ctx.ready()) return reply_error(res, ApiError(503, "Loading model", "unavailable_error"));
+    reply_json(res, {{"status", "ok"}});
+  };
+  svr.Get("/health", health);
+  svr.Get("/v1/health", health);
+
+  auto models = [&ctx](const Request&, Response& res) { reply_json(res, model_list(ctx)); };
+  svr.Get("/v1/models", models);
+  svr.Get("/models", models);
+
+  svr.Post("/tokenize", [&ctx](const Request& req, Response& res) {
+    guarded(res, [&] {
+      const Json body = parse_body(req.body);
+      const std::string content = get_string(body, "content", "");
+      const bool add_special = get_bool(body, "add_special", false);
+      const bool with_pieces = get_bool(body, "with_pieces", false);
+      const tok::Tokenizer& t = *ctx.model().tokenizer;
+      const auto ids = t.tokenize(content, add_special, /*parse_special=*/true);
+      Json tokens = Json::array();
+      for (int32_t id : ids) {
+        if (with_pieces) tokens.push_back({{"id", id}, {"piece", t.token_to_piece(id, true)}});
+        else tokens.push_back(id);
+      }
+      reply_json(res, {{"tokens", tokens}});
+    });
+  });
+
+  svr.Post("/detokenize", [&ctx](const Request& req, Response& res) {
+    guarded(res, [&] {
+      const Json body = parse_body(req.body);
+      const Json tokens = body.contains("tokens") ? body["tokens"] : Json::array();
+      const auto ids = parse_token_array(tokens, "tokens", ctx.model().n_vocab);
+      reply_json(res, {{"content", ctx.model().tokenizer->detokenize(ids)}});
+    });
+  });
+
+  svr.Post("/apply-template", [&ctx](const Request& req, Response& res) {
+    guarded(res, [&] {
+      const Json body = parse_body(req.body);
+      reply_json(res, {{"prompt", ctx.render_chat(parse_chat_request(body))}});
+    });
+  });
+
+  svr.Get("/props", [&ctx](const Request&, Response& res) { reply_json(res, ctx.props()); });
+
+  svr.Get("/slots", [&ctx](const Request&, Response& res) {
+    if (!ctx.settings().slots_endpoint)
+      return reply_error(res, ApiError(501, "This server does not support slots endpoint.", "not_supported_error"));
+    Json out = Json::array();
+    for (const SlotInfo& s : ctx.model().scheduler->slots())
+      out.push_back({{"id", s.id}, {"n_ctx", s.n_ctx}, {"is_processing", s.processing},
+                     {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded}});
+    reply_json(res, out);
+  });
+
+  svr.Get("/metrics", [&ctx](const Request&, Response& res) {
+    if (!ctx.settings().metrics)
+      return reply_error(res, ApiError(501, "This server does not support metrics endpoint (start it with --metrics).",
+                                       "not_supported_error"));
+    const Scheduler& sch = *ctx.model().scheduler;
+    res.set_content(render_metrics(sch.stats(), snapshot(ctx.counters), sch.config().n_slots),
+                    "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace
+
+void register_routes(httplib::Server& svr, ServerContext& ctx) {
+  svr.set_default_headers({{"Access-Control-Allow-Origin", "*"}, {"Server", "oscar-server"}});
+
+  svr.set_pre_routing_handler([&ctx](const Request& req, Response& res) {
+    ctx.counters.requests++;
+    if (req.method == "OPTIONS") {
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "*");
+      res.status = 204;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (is_public(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string key =
+        presented_key(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
+    if (!key_accepted(ctx.settings().api_keys, key)) {
+      reply_error(res, ApiError(401, "Invalid API Key", "authentication_error"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!ctx.ready()) {
+      reply_error(res, ApiError(503, "Loading model", "unavailable_error"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  // Statuses httplib produces itself (404 unknown route, 413 body too large,
+  // 400 unparsable request) get an OpenAI error body too.
+  svr.set_error_handler([&ctx](const Request& req, Response& res) {
+    ctx.counters.errors++;
+    if (!res.body.empty()) return;
+    std::string msg = res.status == 404   ? "File Not Found: " + req.path
+                      : res.status == 413 ? "request body too large (limit " +
+                                                std::to_string(ctx.settings().max_body_bytes) + " bytes)"
+                                          : "bad request";
+    reply_json(res, error_body(res.status, msg), res.status);
+  });
+
+  svr.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
+    std::string msg = "internal error";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const ApiError& e) {
+      return reply_error(res, e);
+    } catch (const std::exception& e) {
+      msg = e.what();
+    } catch (...) {
+    }
+    reply_json(res, error_body(500, msg), 500);
+  });
+
+  register_misc(svr, ctx);
+  register_generation_routes(svr, ctx);
+}
+
+}  // namespace oscar::server

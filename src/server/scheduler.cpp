@@ -1,0 +1,362 @@
+#include "server/scheduler.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "server/api_error.h"
+#include "server/logprobs.h"
+#include "server/prefix_reuse.h"
+#include "server/stop_matcher.h"
+
+namespace oscar::server {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Error: return "error";
+  }
+  return "stop";
+}
+
+struct Scheduler::Slot {
+  int id = 0;
+  bool active = false;
+  std::vector<int32_t> cached;  // tokens whose K/V sit in sequence `id`
+  uint64_t last_used = 0;
+  Task task;
+  size_t n_past = 0;            // prompt tokens in the cache so far
+  bool generating = false;
+  int32_t pending = -1;         // sampled token to evaluate next step
+  int n_gen = 0;
+  int n_cached_at_start = 0;
+  std::unique_ptr<sampling::Sampler> sampler;
+  std::unique_ptr<tok::StreamDetokenizer> detok;
+  std::unique_ptr<StopMatcher> stop;
+  std::vector<TokenOut> out;    // produced this step, sent after it
+  Clock::time_point t_queued, t_start, t_first;
+};
+
+Scheduler::Scheduler(const tok::Tokenizer& tokenizer, kv::KvCache& cache, runtime::Forward& fwd,
+                     SchedulerConfig cfg, Logger log)
+    : tok_(tokenizer), cache_(cache), fwd_(fwd), cfg_(cfg), log_(log) {
+  require(cfg_.n_slots >= 1 && cfg_.n_slots <= cache.n_seq(), "scheduler: slot count does not match the cache");
+  require(cfg_.n_ctx_slot >= 1 && cfg_.n_ctx_slot <= cache.capacity(), "scheduler: slot context exceeds the cache");
+  require(cfg_.n_ubatch >= 1, "scheduler: batch size must be positive");
+  for (int i = 0; i < cfg_.n_slots; ++i) {
+    slots_.push_back(std::make_unique<Slot>());
+    slots_.back()->id = i;
+    cache_.clear(i);
+  }
+  publish();
+  thread_ = std::thread([this] { run(); });
+}
+
+Scheduler::~Scheduler() { shutdown(); }
+
+void Scheduler::submit(Task task) {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    if (stopping_) throw ApiError(503, "the server is shutting down", "unavailable_error");
+    queue_.emplace_back(std::move(task), Clock::now());
+    stats_.queue_depth = (int)queue_.size();
+  }
+  cv_.notify_one();
+}
+
+void Scheduler::shutdown() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<SlotInfo> Scheduler::slots() const {
+  std::lock_guard<std::mutex> l(m_);
+  return slot_info_;
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard<std::mutex> l(m_);
+  return stats_;
+}
+
+void Scheduler::run() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(m_);
+      auto busy = [&] {
+        return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; });
+      };
+      cv_.wait(l, [&] { return stopping_ || !queue_.empty() || busy(); });
+      if (stopping_ && queue_.empty() && !busy()) return;
+    }
+    drop_cancelled();
+    assign_queued();
+    step();
+    publish();
+  }
+}
+
+void Scheduler::drop_cancelled() {
+  std::deque<std::pair<Task, Clock::time_point>> dropped;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if (it->first.channel->cancelled()) {
+        dropped.push_back(std::move(*it));
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    stats_.requests_cancelled += dropped.size();
+    stats_.queue_depth = (int)queue_.size();
+  }
+  for (auto& s : slots_)
+    if (s->active && s->task.channel->cancelled()) finish(*s, FinishReason::Cancelled);
+}
+
+void Scheduler::assign_queued() {
+  std::lock_guard<std::mutex> l(m_);
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    Task& t = it->first;
+    std::vector<SlotView> views;
+    for (const auto& s : slots_) {
+      const bool allowed = t.id_slot < 0 || t.id_slot == s->id;
+      views.push_back({!s->active && allowed, &s->cached, s->last_used});
+    }
+    const int pick = choose_slot(views, t.prompt);
+    if (pick < 0) {
+      ++it;
+      continue;
+    }
+    Slot& s = *slots_[(size_t)pick];
+    s.task = std::move(t);
+    s.t_queued = it->second;
+    it = queue_.erase(it);
+    s.active = true;
+    s.last_used = ++clock_;
+    s.t_start = Clock::now();
+    size_t keep = s.task.params.cache_prompt ? reusable_prefix(s.cached, s.task.prompt) : 0;
+    // A sliding-window layer may have overwritten rows the kept prefix needs;
+    // the cache then keeps less (or nothing), and so must we.
+    keep = (size_t)cache_.truncate(s.id, (int)keep);
+    s.cached.resize(keep);
+    s.n_past = keep;
+    s.n_cached_at_start = (int)keep;
+    s.generating = false;
+    s.pending = -1;
+    s.n_gen = 0;
+    s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling);
+    s.detok = std::make_unique<tok::StreamDetokenizer>(tok_);
+    // Generated text continues the prompt: prime the detokenizer with the
+    // prompt's last visible token so the first generated piece keeps its
+    // leading space (only text at the very start loses the dummy prefix).
+    for (auto r = s.task.prompt.rbegin(); r != s.task.prompt.rend(); ++r)
+      if (!tok_.token_to_piece(*r).empty()) {
+        s.detok->push(*r);
+        s.detok->finish();
+        break;
+      }
+    s.stop = std::make_unique<StopMatcher>(s.task.params.stop);
+    s.out.clear();
+    for (int32_t tok : s.task.prompt) s.sampler->accept(tok);
+  }
+  stats_.queue_depth = (int)queue_.size();
+}
+
+bool Scheduler::step() {
+  // n_predict == 0 answers at once, without evaluating the prompt.
+  for (auto& s : slots_)
+    if (s->active && !s->generating && s->task.params.n_predict == 0) {
+      s->t_first = Clock::now();
+      finish(*s, FinishReason::Length);
+    }
+
+  std::vector<runtime::BatchToken> batch;
+  std::vector<Slot*> rows;  // slot of each logits row, in batch order
+  bool has_prompt = false;
+  for (auto& s : slots_) {
+    if (!s->active || !s->generating) continue;
+    batch.push_back({s->pending, (int32_t)s->id, (int32_t)s->cached.size(), true});
+    rows.push_back(s.get());
+  }
+  // The rest of the budget goes to prompts, oldest assignment first.
+  std::vector<Slot*> prompting;
+  for (auto& s : slots_)
+    if (s->active && !s->generating) prompting.push_back(s.get());
+  std::sort(prompting.begin(), prompting.end(), [](Slot* a, Slot* b) { return a->last_used < b->last_used; });
+  int budget = cfg_.n_ubatch - (int)batch.size();
+  for (Slot* s : prompting) {
+    if (budget <= 0) break;
+    const size_t n = std::min(s->task.prompt.size() - s->n_past, (size_t)budget);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t p = s->n_past + i;
+      const bool last = p + 1 == s->task.prompt.size();
+      batch.push_back({s->task.prompt[p], (int32_t)s->id, (int32_t)p, last});
+      if (last) rows.push_back(s);
+    }
+    budget -= (int)n;
+    has_prompt = true;
+  }
+  if (batch.empty()) return false;
+
+  // Logits rows come back in batch order; `rows` was built in that order
+  // for decode tokens, but prompt rows were appended after them, matching too.
+  const auto t0 = Clock::now();
+  const std::vector<float>* logits = nullptr;
+  try {
+    logits = &fwd_.eval(batch);
+  } catch (const std::exception& e) {
+    log_.error(std::string("forward pass failed: ") + e.what());
+    for (Slot* s : rows) {
+      Event ev;
+      ev.slot = s->id;
+      ev.done = Done{FinishReason::Error, "", false, "", e.what(), {}, s->id};
+      s->task.channel->push(std::move(ev));
+      s->active = false;
+    }
+    for (Slot* s : prompting) s->active = false;
+    return true;
+  }
+  const double step_s = ms_between(t0, Clock::now()) / 1000.0;
+
+  // Commit what the batch added to each slot's cached tokens.
+  for (const auto& b : batch) {
+    Slot& s = *slots_[(size_t)b.seq];
+    s.cached.push_back(b.token);
+    if (!s.generating) ++s.n_past;
+  }
+  size_t n_prompt_tokens = 0;
+  for (const auto& b : batch)
+    if (!slots_[(size_t)b.seq]->generating) ++n_prompt_tokens;
+
+  const int n_vocab = fwd_.n_vocab();
+  for (size_t r = 0; r < rows.size(); ++r) on_logits(*rows[r], logits->data() + r * (size_t)n_vocab);
+
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stats_.n_decode_total++;
+    stats_.prompt_tokens_total += n_prompt_tokens;
+    if (has_prompt) stats_.prompt_seconds_total += step_s;
+    else stats_.predicted_seconds_total += step_s;
+  }
+  for (auto& s : slots_) {
+    if (!s->out.empty()) {
+      Event e;
+      e.slot = s->id;
+      e.tokens = std::move(s->out);
+      s->out.clear();
+      s->task.channel->push(std::move(e));
+    }
+  }
+  return true;
+}
+
+void Scheduler::on_logits(Slot& s, const float* logits) {
+  const int n_vocab = fwd_.n_vocab();
+  if (!s.generating) {
+    s.generating = true;
+    s.t_first = Clock::now();
+  }
+  const int32_t t = s.sampler->sample(logits, n_vocab);
+  s.sampler->accept(t);
+  ++s.n_gen;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stats_.predicted_tokens_total++;
+  }
+  TokenOut out;
+  out.token = t;
+  const GenParams& p = s.task.params;
+  if (p.logprobs || p.n_probs > 0) {
+    const LogProbs lp = compute_logprobs(logits, n_vocab, t, p.n_probs);
+    out.prob = TokenProb{t, tok_.token_to_piece(t), lp.token_logprob};
+    for (const auto& [id, v] : lp.top) out.top.push_back({id, tok_.token_to_piece(id), v});
+  }
+  const bool eog = tok_.vocab().is_eog(t) && !p.ignore_eos;
+  if (!eog) out.text = s.stop->push(s.detok->push(t));
+  s.out.push_back(std::move(out));
+
+  if (eog) {
+    finish(s, FinishReason::Stop);
+  } else if (s.stop->stopped()) {
+    finish(s, FinishReason::Stop);
+  } else if (p.n_predict >= 0 && s.n_gen >= p.n_predict) {
+    finish(s, FinishReason::Length);
+  } else if ((int)s.cached.size() >= cfg_.n_ctx_slot) {
+    finish(s, FinishReason::Length);
+  } else {
+    s.pending = t;
+  }
+}
+
+void Scheduler::finish(Slot& s, FinishReason reason) {
+  const auto now = Clock::now();
+  Done d;
+  d.reason = reason;
+  d.slot = s.id;
+  if (s.stop->stopped()) d.stop_word = s.stop->matched();
+  else if (reason == FinishReason::Stop) d.stopped_eos = true;
+  if (reason != FinishReason::Cancelled && !s.stop->stopped()) {
+    d.tail = s.stop->push(s.detok->finish());
+    d.tail += s.stop->flush();
+  }
+  d.timings.n_prompt = (int)s.task.prompt.size();
+  d.timings.n_cached = s.n_cached_at_start;
+  d.timings.n_predicted = s.n_gen;
+  const bool started = s.generating || reason == FinishReason::Length;
+  d.timings.prompt_ms = started ? ms_between(s.t_start, s.t_first) : ms_between(s.t_start, now);
+  d.timings.predicted_ms = started ? ms_between(s.t_first, now) : 0;
+  d.timings.queue_ms = ms_between(s.t_queued, s.t_start);
+  Event e;
+  e.slot = s.id;
+  e.tokens = std::move(s.out);
+  s.out.clear();
+  e.done = std::move(d);
+  s.task.channel->push(std::move(e));
+  s.active = false;
+  s.generating = false;
+  // Positions past what the cache holds (a prompt cut short by cancellation)
+  // are already consistent: `cached` is only extended after evaluation.
+  std::lock_guard<std::mutex> l(m_);
+  stats_.requests_total++;
+  if (reason == FinishReason::Cancelled) stats_.requests_cancelled++;
+}
+
+void Scheduler::publish() {
+  std::vector<SlotInfo> info;
+  kv::KvCache::Usage total;
+  double values = 0;  // K and V values cached, to average bits per value over slots
+  for (const auto& s : slots_) {
+    info.push_back({s->id, s->active, cfg_.n_ctx_slot, (int)s->cached.size(), (int)s->task.prompt.size(), s->n_gen});
+    const kv::KvCache::Usage u = cache_.usage(s->id);
+    total.sink_cells += u.sink_cells;
+    total.main_cells += u.main_cells;
+    total.recent_cells += u.recent_cells;
+    total.bytes += u.bytes;
+    total.main_bits_per_value = u.main_bits_per_value;
+    if (u.bits_per_value > 0) values += u.bytes * 8.0 / u.bits_per_value;
+  }
+  total.bits_per_value = values > 0 ? total.bytes * 8.0 / values : 0;
+  std::lock_guard<std::mutex> l(m_);
+  slot_info_ = std::move(info);
+  stats_.kv = total;
+  stats_.kv_bytes_allocated = cache_.bytes_allocated();
+  stats_.processing = 0;
+  for (const auto& s : slots_) stats_.processing += s->active ? 1 : 0;
+  stats_.queue_depth = (int)queue_.size();
+}
+
+}  // namespace oscar::server

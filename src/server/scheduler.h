@@ -1,0 +1,100 @@
+// The continuous-batching loop. One thread owns the model's Forward and the
+// KV cache; each step it evaluates one batch holding the next token of every
+// generating slot plus a chunk of at most one waiting prompt (the step's
+// token budget is the physical batch size), so long prompts never stall the
+// streams that are already decoding. Requests beyond the free slots wait in
+// a FIFO queue. HTTP threads only submit tasks and read their channels.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/log.h"
+#include "kv/kv_cache.h"
+#include "runtime/forward.h"
+#include "server/task.h"
+#include "tokenizer/tokenizer.h"
+
+namespace oscar::server {
+
+struct SchedulerConfig {
+  int n_slots = 1;
+  int n_ctx_slot = 0;   // positions per slot (the cache's per-sequence capacity)
+  int n_ubatch = 512;   // tokens per forward call
+};
+
+struct SlotInfo {
+  int id = 0;
+  bool processing = false;
+  int n_ctx = 0;
+  int n_cached = 0;     // positions in the slot's cache
+  int n_prompt = 0;     // current / last task's prompt tokens
+  int n_decoded = 0;    // generated so far
+};
+
+struct SchedulerStats {
+  uint64_t requests_total = 0;       // tasks that finished (any reason)
+  uint64_t requests_cancelled = 0;
+  uint64_t prompt_tokens_total = 0;  // prompt tokens evaluated (reused ones not counted)
+  uint64_t predicted_tokens_total = 0;
+  uint64_t n_decode_total = 0;       // forward calls
+  double prompt_seconds_total = 0;   // wall time of steps that held prompt tokens
+  double predicted_seconds_total = 0;  // wall time of steps that only decoded
+  int queue_depth = 0;
+  int processing = 0;
+  kv::KvCache::Usage kv;             // summed over slots
+  size_t kv_bytes_allocated = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const tok::Tokenizer& tokenizer, kv::KvCache& cache, runtime::Forward& fwd, SchedulerConfig cfg,
+            Logger log);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a task; events arrive on task.channel. Throws ApiError(503) once
+  // shutdown has begun.
+  void submit(Task task);
+  // Stops taking tasks, lets queued and running ones finish, joins the thread.
+  void shutdown();
+
+  const SchedulerConfig& config() const { return cfg_; }
+  std::vector<SlotInfo> slots() const;
+  SchedulerStats stats() const;
+
+ private:
+  struct Slot;
+  void run();
+  void assign_queued();
+  void drop_cancelled();
+  bool step();  // one batch; false when there was nothing to do
+  void on_logits(Slot& s, const float* logits);
+  void finish(Slot& s, FinishReason reason);
+  void publish();
+
+  const tok::Tokenizer& tok_;
+  kv::KvCache& cache_;
+  runtime::Forward& fwd_;
+  SchedulerConfig cfg_;
+  Logger log_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  uint64_t clock_ = 0;  // assignment counter (slot recency)
+
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::pair<Task, std::chrono::steady_clock::time_point>> queue_;
+  bool stopping_ = false;
+  SchedulerStats stats_;             // guarded by m_
+  std::vector<SlotInfo> slot_info_;  // guarded by m_
+  std::thread thread_;
+};
+
+}  // namespace oscar::server

@@ -1,0 +1,100 @@
+#include "server/server_context.h"
+
+#include "chat/template_error.h"
+#include "server/api_error.h"
+
+namespace oscar::server {
+
+const char* chatml_template() {
+  return "{%- for message in messages -%}"
+         "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' -}}"
+         "{%- endfor -%}"
+         "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}";
+}
+
+void ServerContext::publish(std::unique_ptr<LoadedModel> m) {
+  model_ = std::move(m);
+  if (!settings_.alias.empty()) {
+    alias_ = settings_.alias;
+  } else {
+    const auto slash = model_->path.find_last_of('/');
+    alias_ = slash == std::string::npos ? model_->path : model_->path.substr(slash + 1);
+  }
+  ready_.store(true, std::memory_order_release);
+}
+
+std::string ServerContext::render_chat(const ChatRequest& r) const {
+  chat::ChatInputs in;
+  in.messages = r.messages;
+  in.tools = r.tools;
+  in.add_generation_prompt = r.add_generation_prompt;
+  in.extra = r.template_kwargs;
+  try {
+    return model_->tmpl->apply(in);
+  } catch (const chat::TemplateError& e) {
+    throw bad_request(std::string("chat template: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw bad_request(std::string("chat template input: ") + e.what());
+  }
+}
+
+std::vector<int32_t> ServerContext::tokenize_prompt(const std::string& text, bool add_special) const {
+  std::vector<int32_t> toks = model_->tokenizer->tokenize(text, add_special, /*parse_special=*/true);
+  if (toks.empty()) {
+    const int32_t bos = model_->tokenizer->vocab().bos();
+    if (bos == tok::kNoToken) throw bad_request("the prompt is empty");
+    toks.push_back(bos);
+  }
+  return toks;
+}
+
+void ServerContext::check_prompt_fits(size_t n_prompt) const {
+  const int n_ctx = model_->scheduler->config().n_ctx_slot;
+  if ((long long)n_prompt >= n_ctx) {
+    ApiError e(400,
+               "the request exceeds the available context size: the prompt has " + std::to_string(n_prompt) +
+                   " tokens and a slot holds " + std::to_string(n_ctx) + " (-c divided among -np slots)",
+               "exceed_context_size_error");
+    e.extra = {{"n_prompt_tokens", n_prompt}, {"n_ctx", n_ctx}};
+    throw e;
+  }
+}
+
+Json ServerContext::generation_settings(const GenParams& p) const {
+  const auto& s = p.sampling;
+  return {{"n_ctx", model_->scheduler->config().n_ctx_slot},
+          {"n_predict", p.n_predict},
+          {"model", alias_},
+          {"temperature", s.temperature},
+          {"top_k", s.top_k},
+          {"top_p", s.top_p},
+          {"min_p", s.min_p},
+          {"typical_p", s.typical_p},
+          {"repeat_last_n", s.penalty_last_n},
+          {"repeat_penalty", s.repeat_penalty},
+          {"presence_penalty", s.presence_penalty},
+          {"frequency_penalty", s.frequency_penalty},
+          {"seed", s.seed},
+          {"stop", p.stop},
+          {"ignore_eos", p.ignore_eos},
+          {"n_probs", p.n_probs},
+          {"cache_prompt", p.cache_prompt}};
+}
+
+Json ServerContext::props() const {
+  const LoadedModel& m = *model_;
+  return {{"default_generation_settings", {{"n_ctx", m.scheduler->config().n_ctx_slot},
+                                           {"params", generation_settings(defaults_)}}},
+          {"total_slots", m.scheduler->config().n_slots},
+          {"model_alias", alias_},
+          {"model_path", m.path},
+          {"chat_template", m.template_source},
+          {"bos_token", m.tokenizer->vocab().bos() != tok::kNoToken ? m.tokenizer->vocab().text(m.tokenizer->vocab().bos()) : ""},
+          {"eos_token", m.tokenizer->vocab().eos() != tok::kNoToken ? m.tokenizer->vocab().text(m.tokenizer->vocab().eos()) : ""},
+          {"modalities", {{"vision", false}, {"audio", false}}},
+          {"kv_cache", m.kv_description},
+          {"build_info", "oscar.cpp"},
+          {"webui", false}};
+}
+
+}  // namespace oscar::server

@@ -1,0 +1,111 @@
+// What flows between the HTTP threads and the scheduler thread: a Task (the
+// tokenized prompt and how to generate) goes in; Events come back through
+// the task's Channel. The channel's cancel flag is how an HTTP thread tells
+// the scheduler that the client went away.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sampling/sampler.h"
+
+namespace oscar::server {
+
+struct GenParams {
+  sampling::SamplerSettings sampling;
+  int n_predict = -1;               // -1: until EOS or the slot's context is full
+  std::vector<std::string> stop;    // stop strings (never emitted)
+  bool ignore_eos = false;
+  bool cache_prompt = true;         // reuse the slot's cached common prefix
+  int n_probs = 0;                  // top alternatives per token (0: none)
+  bool logprobs = false;            // report each sampled token's log-probability
+};
+
+struct TokenProb {
+  int32_t token = 0;
+  std::string piece;
+  float logprob = 0;
+};
+
+// One generated token and the text it made final (text may be "" while a
+// UTF-8 sequence or a possible stop string is held back).
+struct TokenOut {
+  int32_t token = 0;
+  std::string text;
+  std::optional<TokenProb> prob;     // when logprobs were asked for
+  std::vector<TokenProb> top;        // n_probs alternatives
+};
+
+enum class FinishReason { Stop, Length, Cancelled, Error };
+const char* finish_reason_name(FinishReason r);  // "stop", "length", ...
+
+struct Timings {
+  int n_prompt = 0;      // prompt tokens
+  int n_cached = 0;      // of which reused from the slot's cache
+  int n_predicted = 0;   // generated tokens
+  double prompt_ms = 0;  // from slot assignment to the first token's logits
+  double predicted_ms = 0;
+  double queue_ms = 0;   // waiting for a free slot
+};
+
+struct Done {
+  FinishReason reason = FinishReason::Stop;
+  std::string stop_word;   // the stop string that ended generation, if any
+  bool stopped_eos = false;
+  std::string tail;        // held-back text released at the end
+  std::string error;       // when reason == Error
+  Timings timings;
+  int slot = -1;
+};
+
+struct Event {
+  std::vector<TokenOut> tokens;  // may be empty
+  int slot = -1;
+  std::optional<Done> done;
+};
+
+// A one-producer, one-consumer queue of events with a cancel flag.
+class Channel {
+ public:
+  void push(Event e) {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      q_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+  }
+  // Waits up to `timeout` for events; returns all queued (possibly none).
+  std::vector<Event> wait(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait_for(l, timeout, [&] { return !q_.empty(); });
+    std::vector<Event> out(std::make_move_iterator(q_.begin()), std::make_move_iterator(q_.end()));
+    q_.clear();
+    return out;
+  }
+  void cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancelled_.load(); }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Event> q_;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct Task {
+  std::vector<int32_t> prompt;
+  GenParams params;
+  std::shared_ptr<Channel> channel;
+  int id_slot = -1;  // a requested slot (-1: any)
+};
+
+}  // namespace oscar::server
