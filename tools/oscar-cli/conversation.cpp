@@ -76,8 +76,8 @@ int run_conversation(const RunSettings& s, Engine& engine, kv::KvCache& cache, r
     size_t keep = 0;
     while (keep < cached.size() && keep < toks.size() && cached[keep] == toks[keep]) ++keep;
     if (keep == toks.size()) --keep;  // the last prompt token must be evaluated for its logits
+    keep = (size_t)cache.truncate(0, (int)keep);  // less when a sliding-window ring cannot go back that far
     std::fprintf(stderr, "conversation: %zu prompt tokens, %zu reused from the cache\n", toks.size(), keep);
-    cache.truncate(0, (int)keep);
     cached.resize(keep);
     std::vector<float> last((size_t)n_vocab);
     for (size_t b = keep; b < toks.size(); b += (size_t)s.n_ubatch) {
