@@ -24,3 +24,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
 else
   echo "setup-deps: all packages present"
 fi
+
+# oscar-server's client tests use the official `openai` npm package. Debian's
+# nodejs/npm are installed only when node or npm is missing: installing
+# Debian's npm next to a nodesource node (which bundles npm) conflicts.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "setup-deps: installing nodejs npm"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+JS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/server/js"
+if [ -f "$JS_DIR/package-lock.json" ] && [ ! -d "$JS_DIR/node_modules/openai" ]; then
+  echo "setup-deps: npm ci in tests/server/js"
+  (cd "$JS_DIR" && npm ci --no-audit --no-fund)
+fi

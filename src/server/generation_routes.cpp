@@ -66,7 +66,8 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
   if (!stream) {
     for (;;) {
       const auto events = channel->wait(kPoll);
-      if (events.empty() && probe.closed()) {
+      // Checked whether or not tokens arrived: a busy generation must notice too.
+      if (probe.closed()) {
         channel->cancel();
         res.status = 499;  // nobody reads it; keeps the log honest
         return;
@@ -93,13 +94,13 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
       "text/event-stream",
       [st](size_t, httplib::DataSink& sink) -> bool {
         const auto events = st->channel->wait(kPoll);
-        if (events.empty()) {
-          if (st->probe.closed()) {
-            st->channel->cancel();
-            return false;
-          }
-          return true;
+        // Writes fail once the peer is gone, but only after it answers one
+        // with a reset; the probe catches a close before that.
+        if (st->probe.closed()) {
+          st->channel->cancel();
+          return false;
         }
+        if (events.empty()) return true;
         for (const auto& e : events) {
           std::string out;
           if (e.done && e.done->reason == FinishReason::Error) {
