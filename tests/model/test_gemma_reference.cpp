@@ -177,6 +177,17 @@ TEST(GemmaModel, Gemma3LayersFollowThePeriodOfSix) {
   }
 }
 
+// query_pre_attn_scalar is the head dim in every published Gemma 3 except
+// the 27B (62 layers), where it is n_embd / n_head.
+TEST(GemmaModel, Gemma3AttentionScaleFollowsThePublishedConfigs) {
+  Fixture f("gemma3", "--layers 62 --embd 64 --ffn 64 --vocab 300");
+  const auto& c = f.model->config();
+  ASSERT_EQ(c.n_layer, 62);
+  EXPECT_FLOAT_EQ(c.layers[0].kq_scale(), 1.0f / std::sqrt(64.0f / 4.0f));
+  EXPECT_EQ(c.layers[59].sliding_window, 0);
+  EXPECT_EQ(c.layers[60].sliding_window, 16);
+}
+
 // A sequence cut back within the ring's slack continues exactly; cut back
 // further than the ring remembers, it is cleared (and says so).
 TEST(GemmaModel, TruncationWithinTheRingContinuesExactly) {
