@@ -15,6 +15,22 @@ using Clock = std::chrono::steady_clock;
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
+// Greedy decoding with nothing that reshapes the logits is an argmax; the
+// sampler would sort the whole vocabulary for the same answer (ties go to
+// the smaller id in both), which costs more than a decode step on large
+// vocabularies.
+bool plain_greedy(const sampling::SamplerSettings& s) {
+  return s.temperature <= 0.0f && s.logit_bias.empty() && s.repeat_penalty == 1.0f && s.frequency_penalty == 0.0f &&
+         s.presence_penalty == 0.0f;
+}
+
+int32_t argmax(const float* x, int n) {
+  int32_t best = 0;
+  for (int i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
 }  // namespace
 
 const char* finish_reason_name(FinishReason r) {
@@ -270,7 +286,8 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
     s.generating = true;
     s.t_first = Clock::now();
   }
-  const int32_t t = s.sampler->sample(logits, n_vocab);
+  const GenParams& p = s.task.params;
+  const int32_t t = plain_greedy(p.sampling) ? argmax(logits, n_vocab) : s.sampler->sample(logits, n_vocab);
   s.sampler->accept(t);
   ++s.n_gen;
   {
@@ -279,7 +296,6 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
   }
   TokenOut out;
   out.token = t;
-  const GenParams& p = s.task.params;
   if (p.logprobs || p.n_probs > 0) {
     const LogProbs lp = compute_logprobs(logits, n_vocab, t, p.n_probs);
     out.prob = TokenProb{t, tok_.token_to_piece(t), lp.token_logprob};
