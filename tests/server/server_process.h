@@ -39,6 +39,8 @@ class ServerProcess {
     log_path_ = log_path;
     args.insert(args.begin(), binary);
     args.insert(args.end(), {"--host", "127.0.0.1", "--port", "0"});
+    // Emptied before the child starts, so a previous server's "ready" line is never read.
+    std::ofstream(log_path, std::ios::trunc).close();
     pid_ = fork();
     if (pid_ < 0) return "fork failed";
     if (pid_ == 0) {

@@ -22,3 +22,28 @@ TEST(ServerStories, RealModelThroughOpenAiClient) {
   EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
+
+// A random-weight qwen3 with the real Qwen3 vocabulary and QwQ's template.
+TEST(ServerStories, Qwen3VocabularyThinkingTemplateAndTools) {
+  const std::string tokenizer = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3/tokenizer.json";
+  const std::string tmpl = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-QwQ-32B.jinja";
+  if (!std::filesystem::exists(tokenizer) || !std::filesystem::exists(tmpl))
+    GTEST_SKIP() << "shared data absent: " << tokenizer << " or " << tmpl << " not found";
+  const std::string why = node_client_missing();
+  if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
+  TempDir dir;
+  const auto mk = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --type q8_0 --tokenizer-json " +
+                              tokenizer + " -o " + dir.file("q.gguf"));
+  ASSERT_EQ(mk.first, 0) << mk.second;
+  for (const std::string format : {"deepseek", "none"}) {
+    ServerProcess srv;
+    const std::string err = srv.start(kBin + "/oscar-server",
+                                      {"-m", dir.file("q.gguf"), "-c", "4096", "-np", "2", "-t", "2",
+                                       "--chat-template-file", tmpl, "--jinja", "--reasoning-format", format},
+                                      dir.file("q-" + format + ".log"));
+    ASSERT_EQ(err, "");
+    const auto [rc, out] = run_node("qwen3.test.mjs", srv, 2, 2048, "OSCAR_REASONING=" + format);
+    EXPECT_EQ(rc, 0) << "--reasoning-format " << format << "\n" << out << "\n--- server log ---\n" << srv.log();
+    EXPECT_EQ(srv.stop(), 0) << srv.log();
+  }
+}
