@@ -54,9 +54,7 @@ RotationSet rotation_set_from(const Value& root, const std::string& name) {
       if (rot.shape.size() != 2 || rot.shape[0] != rot.shape[1] || rot.shape[0] == 0 || rot.shape[0] > kMaxDim)
         throw Error(where + ".rotation is " + rot.describe() + ", expected a square [d, d] matrix");
       const int d = (int)rot.shape[0];
-      if (rs.dim == 0) rs.dim = d;
-      if (d != rs.dim)
-        throw Error(where + ".rotation is " + rot.describe() + " but earlier layers have d = " + std::to_string(rs.dim));
+      rs.dims[(int)id] = d;
       if (!dtype_is_float(rot.dtype)) throw Error(where + ".rotation has dtype " + dtype_name(rot.dtype));
       if (rs.rotation_dtype.empty()) rs.rotation_dtype = dtype_name(rot.dtype);
       const Tensor& eig = entry->at("eigenvalues").tensor(where + ".eigenvalues");
@@ -68,6 +66,9 @@ RotationSet rotation_set_from(const Value& root, const std::string& name) {
   } catch (const Error& e) {
     throw Error(name + ": not an OSCAR rotation checkpoint: " + e.what());
   }
+  rs.dim = rs.dims.begin()->second;
+  for (const auto& [id, d] : rs.dims)
+    if (d != rs.dim) rs.dim = 0;
   return rs;
 }
 

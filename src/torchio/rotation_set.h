@@ -20,7 +20,8 @@ struct RotationSet {
   std::string objective;        // e.g. "qqt_r_h_pbr"
   std::string source_grouping;  // e.g. "layer"
   std::string source;           // the path or name it was read from
-  int dim = 0;                  // d, the same for every layer
+  int dim = 0;                  // d when every layer has the same; 0 when they differ
+  std::map<int, int> dims;      // layer -> its d (models such as Gemma mix head dims)
   std::map<int, std::vector<float>> rotation;     // layer -> M, row-major d*d
   std::map<int, std::vector<float>> eigenvalues;  // layer -> d values
   std::string rotation_dtype;   // dtype as stored (converted to float32 here)
@@ -29,8 +30,8 @@ struct RotationSet {
 };
 
 // Loads and validates `path`: every key present with the right type, layer
-// ids non-negative and equal to their entry's layer_id, all rotations square
-// of one size d with d eigenvalues, all values finite. Throws oscar::Error
+// ids non-negative and equal to their entry's layer_id, every rotation square
+// (d×d, d may differ between layers) with d eigenvalues, all values finite. Throws oscar::Error
 // naming the file and the offending field.
 RotationSet load_rotation_set(const std::string& path);
 // Same, for an already parsed checkpoint (`name` goes into errors).

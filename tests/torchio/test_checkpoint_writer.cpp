@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -129,6 +130,20 @@ TEST(CheckpointWriter, OwnReaderRoundTrip) {
     EXPECT_EQ(std::memcmp(rs.rotation.at(l.layer_id).data(), l.rotation.data(), l.rotation.size() * 4), 0);
     EXPECT_EQ(std::memcmp(rs.eigenvalues.at(l.layer_id).data(), l.eigenvalues.data(), l.eigenvalues.size() * 4), 0);
   }
+}
+
+TEST(CheckpointWriter, OwnReaderKeepsMixedHeadDims) {
+  std::mt19937 rng(12);
+  RotationCheckpoint ck;
+  ck.objective = "qqt_r_h_pbr";
+  ck.layers = {random_layer(0, 16, rng), random_layer(1, 32, rng), random_layer(2, 16, rng)};
+  const std::vector<uint8_t> bytes = rotation_checkpoint_bytes(ck, "mixed");
+  const Checkpoint parsed = Checkpoint::parse(bytes, "mem");
+  const RotationSet rs = rotation_set_from(parsed.root(), "mem");
+  EXPECT_EQ(rs.dim, 0);
+  EXPECT_EQ(rs.dims, (std::map<int, int>{{0, 16}, {1, 32}, {2, 16}}));
+  EXPECT_EQ(rs.rotation.at(1), ck.layers[1].rotation);
+  EXPECT_EQ(rs.eigenvalues.at(2), ck.layers[2].eigenvalues);
 }
 
 TEST(CheckpointWriter, RefusesInconsistentInput) {

@@ -87,12 +87,14 @@ Rotations from_checkpoint(const std::string& path, const std::string& kind, std:
   torchio::RotationSet rs = torchio::load_rotation_set(path);
   Rotations r{kind, path, {}, {}, 0};
   for (const auto& [id, m] : rs.rotation) {
-    r.w[id] = torchio::transpose(m, rs.dim);
-    r.dim[id] = rs.dim;
+    const int d = rs.dims.at(id);
+    r.w[id] = torchio::transpose(m, d);
+    r.dim[id] = d;
   }
   if (log)
     std::fprintf(log, "oscar-bake: %s rotation: %s (objective %s, %d layers, %s %s)\n", kind.c_str(), path.c_str(),
-                 rs.objective.c_str(), rs.n_layers(), square(rs.dim).c_str(), rs.rotation_dtype.c_str());
+                 rs.objective.c_str(), rs.n_layers(), rs.dim ? square(rs.dim).c_str() : "mixed head dims",
+                 rs.rotation_dtype.c_str());
   return r;
 }
 

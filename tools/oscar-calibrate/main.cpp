@@ -140,6 +140,11 @@ int run(int argc, char** argv) {
   const model::Model& model = engine->model();
   const model::ModelConfig& mc = model.config();
   const tok::Vocab& vocab = engine->tokenizer().vocab();
+  // Refuse before the passes, not after minutes of work.
+  if (!flags.bake.empty() && !flags.force)
+    for (const auto& lw : model.weights().layers)
+      if (!lw.k_rot.empty() || !lw.v_rot.empty())
+        throw Error(s.model + " already has rotation tensors; pass --force with --bake to replace them");
 
   const auto tt = Clock::now();
   const std::vector<int32_t> text = engine->tokenizer().tokenize(s.prompt, /*add_special=*/false, false);

@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)sink;
     try {
       RotationSet rs = rotation_set_from(ck.root(), "fuzz");
-      for (const auto& [id, m] : rs.rotation) sink = (uint64_t)orthogonality_error(m, rs.dim);
+      for (const auto& [id, m] : rs.rotation) sink = (uint64_t)orthogonality_error(m, rs.dims.at(id));
     } catch (const Error&) {
     }
   } catch (const Error&) {
