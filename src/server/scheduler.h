@@ -1,9 +1,10 @@
 // The continuous-batching loop. One thread owns the model's Forward and the
 // KV cache; each step it evaluates one batch holding the next token of every
-// generating slot plus a chunk of at most one waiting prompt (the step's
-// token budget is the physical batch size), so long prompts never stall the
-// streams that are already decoding. Requests beyond the free slots wait in
-// a FIFO queue. HTTP threads only submit tasks and read their channels.
+// generating slot, then fills the rest of the step's token budget (the
+// physical batch size) with prompt chunks, oldest request first, so a long
+// prompt is spread over several steps and never stalls the streams that are
+// already decoding. Requests beyond the free slots wait in a FIFO queue.
+// HTTP threads only submit tasks and read their channels.
 #pragma once
 
 #include <chrono>
