@@ -117,9 +117,26 @@ void Scheduler::run() {
       cv_.wait(l, [&] { return stopping_ || !queue_.empty() || busy(); });
       if (stopping_ && queue_.empty() && !busy()) return;
     }
-    drop_cancelled();
-    assign_queued();
-    step();
+    try {
+      drop_cancelled();
+      assign_queued();
+      step();
+    } catch (const std::exception& e) {
+      // Nothing here should throw; if something does, fail the running
+      // tasks rather than take the server down.
+      log_.error(std::string("scheduler step failed: ") + e.what());
+      for (auto& s : slots_) {
+        if (!s->active) continue;
+        Event ev;
+        ev.slot = s->id;
+        ev.done = Done{FinishReason::Error, "", false, "", e.what(), {}, s->id};
+        s->task.channel->push(std::move(ev));
+        s->active = false;
+        s->generating = false;
+        cache_.clear(s->id);
+        s->cached.clear();
+      }
+    }
     publish();
   }
 }
@@ -235,15 +252,23 @@ bool Scheduler::step() {
   try {
     logits = &fwd_.eval(batch);
   } catch (const std::exception& e) {
+    // The cache is untouched by a failed eval; every slot in the batch ends
+    // with the error so no client waits forever.
     log_.error(std::string("forward pass failed: ") + e.what());
-    for (Slot* s : rows) {
-      Event ev;
-      ev.slot = s->id;
-      ev.done = Done{FinishReason::Error, "", false, "", e.what(), {}, s->id};
-      s->task.channel->push(std::move(ev));
-      s->active = false;
+    std::vector<bool> in_batch(slots_.size(), false);
+    for (const auto& b : batch) in_batch[(size_t)b.seq] = true;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (!in_batch[i]) continue;
+      Slot& s = *slots_[i];
+      s.task.channel->push([&] {
+        Event ev;
+        ev.slot = s.id;
+        ev.done = Done{FinishReason::Error, "", false, "", e.what(), {}, s.id};
+        return ev;
+      }());
+      s.active = false;
+      s.generating = false;
     }
-    for (Slot* s : prompting) s->active = false;
     return true;
   }
   const double step_s = ms_between(t0, Clock::now()) / 1000.0;
