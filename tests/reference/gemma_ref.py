@@ -107,8 +107,9 @@ class Gemma:
     def norm_weight(self, name):
         w = self.t[name]
         if self.arch == "gemma3":
-            return 1.0 + (w - 1.0)  # file holds 1 + w_hf; Gemma3RMSNorm multiplies by 1 + w_hf
-        return w
+            w_hf = w - 1.0  # the file holds 1 + w_hf
+            return 1.0 + w_hf  # Gemma3RMSNorm: x / rms * (1 + w_hf)
+        return w  # Gemma4RMSNorm: x / rms * w
 
     def norm(self, x, name):
         return rms_normalize(x, self.eps) * self.norm_weight(name)
