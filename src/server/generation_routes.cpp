@@ -153,7 +153,11 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       task.prompt = ctx.tokenize_prompt(prompt, /*add_special=*/false);
       ctx.check_prompt_fits(task.prompt.size());
       chat::ChatOutputFormat fmt = ctx.model().output_format;
-      if (ctx.settings().reasoning_format == "none") fmt.reasoning.reset();
+      // A request may choose its own reasoning format, as llama-server allows.
+      const std::string reasoning = get_string(body, "reasoning_format", ctx.settings().reasoning_format);
+      if (reasoning != "none" && reasoning != "deepseek" && reasoning != "auto")
+        throw bad_request("'reasoning_format' must be none, deepseek or auto");
+      if (reasoning == "none") fmt.reasoning.reset();
       if (!cr.parse_tool_calls) fmt.tools.reset();
       ShaperInfo info{random_id("chatcmpl-"), ctx.alias(), std::time(nullptr), so.include_usage,
                       task.params.logprobs, task.params.n_probs};

@@ -35,7 +35,7 @@ class ChatShaper : public ResponseShaper {
   std::vector<Json> chunks(const Event& e) override {
     std::vector<Json> out;
     if (!sent_role_) {
-      out.push_back(chunk({{"role", "assistant"}, {"content", nullptr}}, nullptr));
+      out.push_back(chunk({{"role", "assistant"}, {"content", ""}}, nullptr));
       sent_role_ = true;
     }
     Json lp = Json::array();

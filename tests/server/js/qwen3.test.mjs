@@ -73,3 +73,14 @@ test('a conversation with an earlier tool call and its result renders and runs',
   const r = await oa.chat.completions.create({ model: 'x', messages: convo, max_tokens: 3, temperature: 0 });
   assert.equal(r.choices.length, 1);
 });
+
+test('a request can choose its own reasoning_format', async () => {
+  const req = { model: 'x', messages, max_tokens: 6, ignore_eos: true, temperature: 0, ...thinking };
+  const raw = await oa.chat.completions.create({ ...req, reasoning_format: 'none' });
+  assert.equal(raw.choices[0].message.reasoning_content, undefined);
+  assert.ok(raw.choices[0].message.content.length > 0);
+  const split = await oa.chat.completions.create({ ...req, reasoning_format: 'deepseek' });
+  assert.equal(split.choices[0].message.reasoning_content.trim(), raw.choices[0].message.content.trim());
+  const bad = await post('/v1/chat/completions', { ...req, reasoning_format: 'sideways' });
+  assert.equal(bad.status, 400);
+});
