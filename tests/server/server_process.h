@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +45,8 @@ class ServerProcess {
     pid_ = fork();
     if (pid_ < 0) return "fork failed";
     if (pid_ == 0) {
+      // The server dies with the test process even if the test crashes.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd >= 0) {
         dup2(fd, 1);
