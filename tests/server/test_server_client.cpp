@@ -47,7 +47,8 @@ TEST_F(ServerClient, ApiKey) {
   std::ofstream(dir_->file("keys.txt")) << "first-key\nsecret-key-123\n";
   const std::string err = srv.start(kBin + "/oscar-server",
                                     {"-m", model(), "-c", "1024", "-np", "1", "-t", "2", "--metrics",
-                                     "--api-key-file", dir_->file("keys.txt")},
+                                     "--api-key-file", dir_->file("keys.txt"), "-a", "my-model", "--no-webui",
+                                     "--threads-http", "8", "--timeout", "30", "--jinja"},
                                     dir_->file("auth.log"));
   ASSERT_EQ(err, "");
   const auto [rc, out] = run_node("auth.test.mjs", srv, 1, 1024, "OSCAR_API_KEY=secret-key-123");

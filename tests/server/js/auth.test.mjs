@@ -26,6 +26,8 @@ test('the official client with the right key is served', async () => {
   const oa = new OpenAI({ baseURL: BASE + '/v1', apiKey: API_KEY, maxRetries: 0 });
   const r = await oa.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
   assert.equal(r.choices.length, 1);
+  assert.equal(r.model, 'my-model');  // -a alias
+  assert.equal((await oa.models.list()).data[0].id, 'my-model');
   const bad = new OpenAI({ baseURL: BASE + '/v1', apiKey: 'nope', maxRetries: 0 });
   await assert.rejects(bad.models.list(), (e) => e.status === 401);
 });
