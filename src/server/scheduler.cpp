@@ -146,6 +146,7 @@ void Scheduler::drop_cancelled() {
   {
     std::lock_guard<std::mutex> l(m_);
     for (auto it = queue_.begin(); it != queue_.end();) {
+      if (cancel_all_.load()) it->first.channel->cancel();
       if (it->first.channel->cancelled()) {
         dropped.push_back(std::move(*it));
         it = queue_.erase(it);
@@ -156,8 +157,15 @@ void Scheduler::drop_cancelled() {
     stats_.requests_cancelled += dropped.size();
     stats_.queue_depth = (int)queue_.size();
   }
+  // Someone may still be listening (cancel_all during shutdown): say so.
+  for (auto& [task, queued_at] : dropped) {
+    Event ev;
+    ev.done = Done{FinishReason::Cancelled, "", false, "", "", {}, -1};
+    ev.done->timings.n_prompt = (int)task.prompt.size();
+    task.channel->push(std::move(ev));
+  }
   for (auto& s : slots_)
-    if (s->active && s->task.channel->cancelled()) finish(*s, FinishReason::Cancelled);
+    if (s->active && (cancel_all_.load() || s->task.channel->cancelled())) finish(*s, FinishReason::Cancelled);
 }
 
 void Scheduler::assign_queued() {

@@ -7,6 +7,7 @@
 // HTTP threads only submit tasks and read their channels.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -66,6 +67,8 @@ class Scheduler {
   void submit(Task task);
   // Stops taking tasks, lets queued and running ones finish, joins the thread.
   void shutdown();
+  // Cancels every queued and running task (a second Ctrl-C during shutdown).
+  void cancel_all() { cancel_all_.store(true); cv_.notify_one(); }
 
   const SchedulerConfig& config() const { return cfg_; }
   std::vector<SlotInfo> slots() const;
@@ -93,6 +96,7 @@ class Scheduler {
   std::condition_variable cv_;
   std::deque<std::pair<Task, std::chrono::steady_clock::time_point>> queue_;
   bool stopping_ = false;
+  std::atomic<bool> cancel_all_{false};
   SchedulerStats stats_;             // guarded by m_
   std::vector<SlotInfo> slot_info_;  // guarded by m_
   std::thread thread_;

@@ -201,3 +201,22 @@ TEST_F(SchedulerTest, ShutdownRefusesNewTasks) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(SchedulerTest, CancelAllEndsRunningAndQueuedTasks) {
+  auto cache = engine_->make_cache(s_, 1, kCtx);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{1, kCtx, 16}, Logger::quiet());
+  Task a = greedy_task(prompt_of(6, 5), -1), b = greedy_task(prompt_of(7, 5), -1);
+  auto ca = a.channel, cb = b.channel;
+  sch.submit(std::move(a));
+  sch.submit(std::move(b));
+  sch.cancel_all();
+  EXPECT_EQ(collect(*ca).second.reason, FinishReason::Cancelled);
+  EXPECT_EQ(collect(*cb).second.reason, FinishReason::Cancelled);
+  sch.shutdown();  // returns: nothing is left running
+  EXPECT_EQ(sch.stats().requests_cancelled, 2u);
+}
+
+}  // namespace

@@ -4,10 +4,12 @@
 //   oscar-server -m model.gguf -c 8192 -np 4 --host 127.0.0.1 --port 8080
 //
 // It listens before the model is loaded (/health answers 503 until ready).
-// SIGINT/SIGTERM stop new requests, let running ones finish, then exit.
+// SIGINT/SIGTERM stop new requests, let running ones finish, then exit; a
+// second signal cancels what is still running.
 #include <httplib.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -141,7 +143,20 @@ int run(int argc, char** argv) {
   log.info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
            ": finishing running requests, then exiting");
   ctx.begin_drain();
-  scheduler->shutdown();
+  // A second signal while draining cancels what is still running.
+  std::atomic<bool> drained{false};
+  std::thread drain([&] {
+    scheduler->shutdown();
+    drained.store(true);
+  });
+  while (!drained.load()) {
+    const timespec wait{0, 100'000'000};
+    if (sigtimedwait(&stop_signals, nullptr, &wait) > 0) {
+      log.info("second signal: cancelling running requests");
+      scheduler->cancel_all();
+    }
+  }
+  drain.join();
   // Let the handlers write their last events before the sockets close.
   for (int i = 0; i < 200 && ctx.in_flight.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
   svr.stop();
