@@ -206,6 +206,22 @@ TEST_F(Calibrate, BakedModelLoadsWithTheWrittenRotations) {
   expect_refused(r, "already has rotation tensors");
 }
 
+TEST_F(Calibrate, HeldOutTextFromItsOwnFile) {
+  const fs::path held = dir_ / "held.txt";
+  write_text(held, 200, 9);
+  ToolRun r = calibrate(base_, "--tokens 300 --heldout " + quote(held.string()) + " --snr-tokens 100 --out " +
+                                   quote((dir_ / "rot").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "SNR on 100 held-out tokens");
+  EXPECT_CONTAINS(r.err, "calibrating on 300 tokens");
+  EXPECT_EQ(parse_snr(r.out).size(), 2u) << r.out;
+  // --snr-tokens 0: no report, rotations still written.
+  r = calibrate(base_, "--tokens 300 --snr-tokens 0 --out " + quote((dir_ / "rot0").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("attention-score SNR"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "rot0" / "v_rotation_sst_r_h_pbr.pt"));
+}
+
 TEST_F(Calibrate, BadInputIsRefusedClearly) {
   const std::string out = " --out " + quote((dir_ / "o").string());
   expect_refused(run_tool("oscar-calibrate", "-m " + quote(base_.string()) + out, dir_), "missing -f TEXT");
