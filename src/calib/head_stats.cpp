@@ -80,23 +80,21 @@ void ValueStats::add(int n, const float* k, const float* v, ThreadPool* pool) {
 
 void ValueStats::add_head(int h, int n, const float* k, const float* v) {
   const int d = s_.head_dim, ld = s_.n_head_kv * d;
-  {
-    const Eigen::MatrixXd kh = block_rows(k, n, ld, h * d, d);
-    Eigen::MatrixXd vh = block_rows(v, n, ld, h * d, d);
-    // w_t = k_tᵀ C_h k_t ≥ 0 (C_h is a Gram matrix); scale rows by √w_t.
-    const Eigen::VectorXd w = (kh * c_h_[(size_t)h]).cwiseProduct(kh).rowwise().sum().cwiseMax(0.0);
-    wsum_[(size_t)h] += w.sum();
-    vh = w.cwiseSqrt().asDiagonal() * vh;
-    sum_[(size_t)h].selfadjointView<Eigen::Lower>().rankUpdate(vh.transpose());
-  }
+  const Eigen::MatrixXd kh = block_rows(k, n, ld, h * d, d);
+  Eigen::MatrixXd vh = block_rows(v, n, ld, h * d, d);
+  // w_t = k_tᵀ C_h k_t ≥ 0 (C_h is a Gram matrix); scale rows by √w_t.
+  const Eigen::VectorXd w = (kh * c_h_[(size_t)h]).cwiseProduct(kh).rowwise().sum().cwiseMax(0.0);
+  wsum_[(size_t)h] += w.sum();
+  vh = w.cwiseSqrt().asDiagonal() * vh;
+  sum_[(size_t)h].selfadjointView<Eigen::Lower>().rankUpdate(vh.transpose());
 }
 
 Eigen::MatrixXd ValueStats::c_v() const {
   Eigen::MatrixXd c = Eigen::MatrixXd::Zero(s_.head_dim, s_.head_dim);
   for (int h = 0; h < s_.n_head_kv; ++h) {
     Eigen::MatrixXd ch = sum_[(size_t)h].selfadjointView<Eigen::Lower>();
-    // As the reference implementation: a head whose weights are all zero
-    // contributes nothing rather than dividing by zero.
+    // A head whose weights are all zero (all-zero keys) contributes nothing
+    // rather than dividing by zero.
     c += ch / std::max(wsum_[(size_t)h], 1e-12);
   }
   c /= s_.n_head_kv;
