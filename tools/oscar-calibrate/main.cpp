@@ -133,7 +133,6 @@ int run(int argc, char** argv) {
     const fs::path parent = fs::absolute(flags.bake).parent_path();
     if (!fs::is_directory(parent)) throw Error("--bake: the folder of '" + flags.bake + "' does not exist");
   }
-  prepare_out_dir(flags.out);
 
   const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Warn);
   auto engine = tools::Engine::load(s, log);
@@ -145,6 +144,8 @@ int run(int argc, char** argv) {
     for (const auto& lw : model.weights().layers)
       if (!lw.k_rot.empty() || !lw.v_rot.empty())
         throw Error(s.model + " already has rotation tensors; pass --force with --bake to replace them");
+  // After the model loads (a bad model leaves no empty folder behind), before any compute.
+  prepare_out_dir(flags.out);
 
   const auto tt = Clock::now();
   const std::vector<int32_t> text = engine->tokenizer().tokenize(s.prompt, /*add_special=*/false, false);
