@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--name", default="oscar-tiny")
     ap.add_argument("--license", default="GPL-2.0-only")
+    ap.add_argument("--add-bos", action="store_true",
+                    help="the model was trained with --bos-first: the engine prepends <|endoftext|>")
     args = ap.parse_args()
     cfg, state = checkpoint_io.load(args.ckpt)
     with open(args.tokenizer) as f:
@@ -91,7 +93,7 @@ def main():
     w.add("tokenizer.ggml.eos_token_id", T_U32, ids["<|endoftext|>"])
     w.add("tokenizer.ggml.eot_token_id", T_U32, ids["<|im_end|>"])
     w.add("tokenizer.ggml.padding_token_id", T_U32, ids["<|endoftext|>"])
-    w.add("tokenizer.ggml.add_bos_token", T_BOOL, False)
+    w.add("tokenizer.ggml.add_bos_token", T_BOOL, args.add_bos)
     w.add("tokenizer.chat_template", T_STR, CHAT_TEMPLATE)
     for key in sorted(state, key=lambda k: (k != "tok_embd.weight", k.startswith("output"), k)):
         t = state[key].numpy()

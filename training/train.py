@@ -115,8 +115,18 @@ def fit(args):
     gen = torch.Generator().manual_seed(args.seed)
     T, B = args.ctx, args.batch
     # Fixed validation windows: the same held-out tokens at every evaluation.
-    nval = min(args.val_windows, (len(held) - 1) // T)
-    val = torch.stack([held[i * T:i * T + T + 1] for i in range(nval)]).to(dev)
+    # With --bos-first every window starts with <|endoftext|> (the GGUF then
+    # asks for a BOS), the way BOS-prefixed LLMs are trained; that fixed
+    # first token is where attention sinks form.
+    tok = load_tokenizer(args.work)
+    bos = torch.tensor([tok.special[EOT]]) if args.bos_first else torch.zeros(0, dtype=torch.long)
+    body = T + 1 - len(bos)
+
+    def window(ids, s):
+        return torch.cat([bos, ids[s:s + body]])
+
+    nval = min(args.val_windows, (len(held) - 1) // body)
+    val = torch.stack([window(held, i * body) for i in range(nval)]).to(dev)
     amp = dev.type == "cuda"
 
     def autocast():
@@ -145,8 +155,8 @@ def fit(args):
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
-        starts = torch.randint(0, len(train) - T - 1, (B,), generator=gen)
-        x = torch.stack([train[s:s + T + 1] for s in starts.tolist()]).to(dev, non_blocking=True)
+        starts = torch.randint(0, len(train) - body, (B,), generator=gen)
+        x = torch.stack([window(train, s) for s in starts.tolist()]).to(dev, non_blocking=True)
         with autocast():
             logits = model(x[:, :-1])
         loss = F.cross_entropy(logits.float().reshape(-1, n_vocab), x[:, 1:].reshape(-1))
@@ -195,6 +205,7 @@ def main():
     ap.add_argument("--head-dim", type=int, default=64)
     ap.add_argument("--n-ff", type=int, default=1024)
     ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--bos-first", action="store_true", help="start every window with <|endoftext|>")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--log-every", type=int, default=10)
