@@ -119,19 +119,23 @@ KvCache::Usage KvCache::usage(int seq) const {
   check_seq(seq);
   Usage u;
   const int n = n_pos_[(size_t)seq];
-  double values = 0, main_bits = 0;
-  int stores = 0;
+  double values = 0, main_bits = 0, ring_bits = 0;
+  int stores = 0, rings = 0;
   for (size_t l = 0; l < k_.size(); ++l) {
     if (!k_[l]) continue;  // shares another layer's rows
     const double d = head_dim_[l], heads = n_head_kv_[l];
+    const bool ring = window_[l] > 0;
     for (const TierStore* s : {k_[l].get(), v_[l].get()}) {
       const auto c = s->counts(seq, n);
       const double row = (double)s->main_codec().row_bytes();
       u.bytes += (size_t)(heads * ((double)c.main * row + (double)(c.sink + c.recent) * d * 2.0));
       values += heads * (double)(c.sink + c.main + c.recent) * d;
-      main_bits += 8.0 * row / d;
-      ++stores;
-      if (s == k_[l].get()) {
+      (ring ? ring_bits : main_bits) += 8.0 * row / d;
+      ++(ring ? rings : stores);
+      if (s != k_[l].get()) continue;
+      if (ring) {
+        u.ring_cells += c.main;
+      } else {
         u.sink_cells += c.sink;
         u.main_cells += c.main;
         u.recent_cells += c.recent;
@@ -139,7 +143,9 @@ KvCache::Usage KvCache::usage(int seq) const {
     }
   }
   u.bits_per_value = values > 0 ? 8.0 * (double)u.bytes / values : 0;
-  u.main_bits_per_value = stores > 0 ? main_bits / stores : 0;
+  // The main tier of the global layers; a model of sliding layers only has
+  // nothing else to report.
+  u.main_bits_per_value = stores > 0 ? main_bits / stores : rings > 0 ? ring_bits / rings : 0;
   return u;
 }
 

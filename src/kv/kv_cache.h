@@ -72,8 +72,9 @@ class KvCache {
   // position in the tier it would occupy (the "effective" rate), and per tier.
   struct Usage {
     double bits_per_value = 0;     // all tiers together
-    double main_bits_per_value = 0; // the main tier alone (2.25 for q2_0 at d=128)
-    long long sink_cells = 0, main_cells = 0, recent_cells = 0;  // positions x layers (K)
+    double main_bits_per_value = 0; // the main tier of the global layers alone (2.25 for q2_0 at d=128)
+    long long sink_cells = 0, main_cells = 0, recent_cells = 0;  // positions x global layers (K)
+    long long ring_cells = 0;  // positions x sliding-window layers (K), as held in their rings
     size_t bytes = 0;              // bytes those positions occupy (K + V)
   };
   Usage usage(int seq) const;

@@ -298,7 +298,11 @@ TEST(GemmaRotations, Q2CacheWithHadamardRuns) {
   const auto& logits = fwd.eval(b);
   ASSERT_EQ(logits.size(), (size_t)f.model->config().n_vocab);
   for (float x : logits) ASSERT_TRUE(std::isfinite(x));
-  EXPECT_GT(cache.usage(0).main_cells, 0);
+  const auto u = cache.usage(0);
+  EXPECT_EQ(u.sink_cells + u.main_cells + u.recent_cells, 40);  // the one global layer with a store of its own
+  EXPECT_EQ(u.main_cells, 40 - 2 - 4);
+  EXPECT_EQ(u.ring_cells, 3 * 40);  // three sliding layers, rings of 16 + 512 (all 40 still held)
+  EXPECT_NEAR(u.main_bits_per_value, 8.0 * (64 / 4 + 4) / 64, 1e-9);  // q2_0 at d = 64
 }
 
 // Calibration's hook sees every layer, shared-KV layers included (with the
