@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
 """Trains the oscar-tiny model: data -> byte-level BPE -> qwen3 model.
 
-One command reproduces it (stages are cached in --work):
-  apt-get install -y debian-handbook python3.11-doc linux-doc-6.1
-  python3 training/train.py --work /tmp/oscar-tiny --steps 3000 --seed 1
-
-Stages: `prepare` (text + tokenizer + token ids, CPU), `fit` (the model; any
-torch >= 1.13 device), or `all`. The committed model's exact command, device
-and timings are in models/oscar-tiny/README.md.
+training/make_oscar_tiny.sh holds the exact command of the committed model.
+Stages are cached in --work: `prepare` (text, tokenizer, token ids; CPU),
+`fit` (the model; torch >= 1.13 on CPU or CUDA), or `all`. The log (TSV)
+records loss, held-out loss and tokens per second.
 """
 import argparse
 import contextlib
