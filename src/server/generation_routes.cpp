@@ -149,8 +149,13 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       Task task;
       task.params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed());
       const std::string prompt = ctx.render_chat(cr);
-      // The rendered text carries BOS itself when the template adds it.
+      // The rendered text carries BOS itself when the template adds it;
+      // a model that wants BOS gets one when the template did not write it
+      // (e.g. the ChatML fallback), never two.
       task.prompt = ctx.tokenize_prompt(prompt, /*add_special=*/false);
+      const tok::Vocab& vocab = ctx.model().tokenizer->vocab();
+      if (vocab.add_bos() && vocab.bos() != tok::kNoToken && task.prompt.front() != vocab.bos())
+        task.prompt.insert(task.prompt.begin(), vocab.bos());
       ctx.check_prompt_fits(task.prompt.size());
       chat::ChatOutputFormat fmt = ctx.model().output_format;
       // A request may choose its own reasoning format, as llama-server allows.

@@ -64,3 +64,13 @@ test('prefix reuse: the second identical prompt reuses the cache and gives the s
   assert.equal(a.json.content, b.json.content);
   assert.equal(b.json.timings.cache_n, a.json.tokens_evaluated - 1);
 });
+
+test('a BOS model gets exactly one BOS in front of a chat prompt the template did not give one', async () => {
+  const messages = [{ role: 'user', content: 'Hi' }];
+  const r = await oa.chat.completions.create({ model: 'x', messages, max_tokens: 1, ...greedy });
+  const t = await post('/apply-template', { messages });
+  const plain = await post('/tokenize', { content: t.json.prompt, add_special: false });
+  const withBos = await post('/tokenize', { content: t.json.prompt, add_special: true });
+  assert.equal(withBos.json.tokens.length, plain.json.tokens.length + 1);
+  assert.equal(r.usage.prompt_tokens, withBos.json.tokens.length);
+});
