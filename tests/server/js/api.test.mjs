@@ -3,6 +3,7 @@
 // concurrency, cancellation, bad input, and the auxiliary endpoints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { client, post, get, waitIdle, BASE, SLOT_CTX, N_SLOTS } from './common.mjs';
 
 const oa = client();
@@ -233,6 +234,34 @@ test('unknown endpoint', async () => assertError(await get('/v1/nope'), 404));
 test('n > 1 is refused clearly', async () => {
   assertError(await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], n: 2 }), 400);
 });
+// Raw bytes on a fresh connection; resolves with whatever the server answers before closing.
+function raw(bytes, { half = false } = {}) {
+  const { hostname, port } = new URL(BASE);
+  return new Promise((resolve) => {
+    const sock = net.connect(Number(port), hostname, () => {
+      sock.write(bytes);
+      if (half) setTimeout(() => sock.destroy(), 100);
+    });
+    let out = '';
+    sock.on('data', (d) => { out += d.toString('latin1'); });
+    sock.on('close', () => resolve(out));
+    sock.on('error', () => resolve(out));
+    sock.setTimeout(5000, () => sock.destroy());
+  });
+}
+
+test('garbage instead of HTTP gets a 400 or a closed connection, never a hang', async () => {
+  const a = await raw('GARBAGE\r\n\r\n');
+  assert.ok(a === '' || /^HTTP\/1\.1 4\d\d/.test(a), a);
+  const b = await raw('POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n{}');
+  assert.ok(b === '' || /^HTTP\/1\.1 4\d\d/.test(b), b);
+});
+
+test('a client that sends half a body and leaves does not hold a slot', async () => {
+  await raw('POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"prompt": "abc', { half: true });
+  await waitIdle(2000);
+});
+
 test('after all the bad input, nothing is stuck', async () => {
   await waitIdle(2000);
   const r = await oa.completions.create({ model: 'x', prompt: 'ok', max_tokens: 2, ...greedy });
