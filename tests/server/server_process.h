@@ -36,7 +36,8 @@ class ServerProcess {
 
   // Returns "" on success, else what went wrong (with the server's log).
   std::string start(const std::string& binary, std::vector<std::string> args, const std::string& log_path,
-                    const std::vector<std::pair<std::string, std::string>>& env = {}, int timeout_ms = 60000) {
+                    const std::vector<std::pair<std::string, std::string>>& env = {}, int timeout_ms = 60000,
+                    const std::string& ready_marker = "server ready on http://127.0.0.1:") {
     log_path_ = log_path;
     args.insert(args.begin(), binary);
     args.insert(args.end(), {"--host", "127.0.0.1", "--port", "0"});
@@ -60,12 +61,12 @@ class ServerProcess {
       _exit(127);
     }
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    static constexpr const char* kReady = "server ready on http://127.0.0.1:";
+    const std::string& kReady = ready_marker;
     while (std::chrono::steady_clock::now() < end) {
       const std::string log = read_all(log_path);
       const size_t at = log.find(kReady);
       if (at != std::string::npos) {
-        port_ = std::atoi(log.c_str() + at + std::string(kReady).size());
+        port_ = std::atoi(log.c_str() + at + kReady.size());
         return port_ > 0 ? "" : "could not read the port from the log:\n" + log;
       }
       int status = 0;

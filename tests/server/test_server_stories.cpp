@@ -2,6 +2,8 @@
 // OpenAI Node client: generated text, stop strings, streaming, prefix reuse.
 #include <gtest/gtest.h>
 
+#include <httplib.h>
+
 #include <filesystem>
 
 #include "client_test_util.h"
@@ -35,6 +37,30 @@ TEST(ServerStories, Qwen3VocabularyThinkingTemplateAndTools) {
   const auto mk = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --type q8_0 --tokenizer-json " +
                               tokenizer + " -o " + dir.file("q.gguf"));
   ASSERT_EQ(mk.first, 0) << mk.second;
+  {
+    // /health answers 503 while the 151k-token vocabulary is being built, then 200.
+    ServerProcess srv;
+    const std::string err =
+        srv.start(kBin + "/oscar-server", {"-m", dir.file("q.gguf"), "-c", "1024", "-np", "1", "-t", "2"},
+                  dir.file("health.log"), {}, 60000, "listening on http://127.0.0.1:");
+    ASSERT_EQ(err, "");
+    httplib::Client cli("127.0.0.1", srv.port());
+    bool saw_loading = false, saw_ready = false;
+    for (int i = 0; i < 3000 && !saw_ready; ++i) {
+      auto r = cli.Get("/health");
+      if (r && r->status == 503) {
+        saw_loading = true;
+        EXPECT_NE(r->body.find("\"unavailable_error\""), std::string::npos) << r->body;
+        auto m = cli.Get("/v1/models");  // everything else waits for the model too
+        if (m && m->status != 200) EXPECT_EQ(m->status, 503);
+      }
+      if (r && r->status == 200) saw_ready = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_TRUE(saw_loading) << "never saw /health 503 during loading";
+    EXPECT_TRUE(saw_ready) << srv.log();
+    EXPECT_EQ(srv.stop(), 0) << srv.log();
+  }
   for (const std::string format : {"deepseek", "none"}) {
     ServerProcess srv;
     const std::string err = srv.start(kBin + "/oscar-server",
