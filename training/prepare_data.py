@@ -9,7 +9,7 @@ Sources (install on the training machine only):
 
 Writes <out>/train.txt and <out>/heldout.txt. Whole pages go to the
 held-out set (chosen by a seeded hash of their path) until it holds about
---heldout-bytes, so no held-out sentence is ever seen in training.
+--heldout-bytes; neither the tokenizer nor the model sees those pages.
 """
 import argparse
 import hashlib
@@ -144,7 +144,7 @@ def main():
             h = hashlib.sha256((args.seed + key).encode()).hexdigest()
             docs.append((h, key, text))
     # Held-out pages: the lowest hashes, each at most 40 KB so the set mixes
-    # many pages from both sources.
+    # many pages from all sources.
     held, held_bytes = set(), 0
     for h, key, text in sorted(docs):
         if held_bytes >= args.heldout_bytes:
