@@ -93,38 +93,4 @@ void q2_decode(const uint8_t* in, float* out, int d, const Q2Params& p) {
   }
 }
 
-float q2_dot(const uint8_t* row, const float* qv, int d, int g) {
-  // q·x̂ = lo·Σq + s·Σ q_i·code_i per group.
-  const int qq = g / 4;
-  float total = 0.0f;
-  for (int g0 = 0; g0 < d; g0 += g) {
-    const float s = load_f16(row), lo = load_f16(row + 2);
-    const uint8_t* codes = row + 4;
-    const float* x = qv + g0;
-    float sum_q = 0.0f, sum_qc = 0.0f;
-    for (int k = 0; k < 4; ++k) {
-      const float* xk = x + k * qq;
-      for (int j = 0; j < qq; ++j) {
-        sum_q += xk[j];
-        sum_qc += xk[j] * (float)((codes[j] >> (2 * k)) & 3);
-      }
-    }
-    total += lo * sum_q + s * sum_qc;
-    row += 4 + qq;
-  }
-  return total;
-}
-
-void q2_axpy(float w, const uint8_t* row, float* acc, int d, int g) {
-  const int qq = g / 4;
-  for (int g0 = 0; g0 < d; g0 += g) {
-    const float ws = w * load_f16(row), wlo = w * load_f16(row + 2);
-    const uint8_t* codes = row + 4;
-    float* a = acc + g0;
-    for (int k = 0; k < 4; ++k)
-      for (int j = 0; j < qq; ++j) a[j + k * qq] += wlo + ws * (float)((codes[j] >> (2 * k)) & 3);
-    row += 4 + qq;
-  }
-}
-
 }  // namespace oscar::kv

@@ -33,9 +33,7 @@ float q2_clip_threshold(const float* x, int d, float ratio);
 void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p);
 void q2_decode(const uint8_t* in, float* out, int d, const Q2Params& p);
 
-// Fused kernels that work on the codes directly (no decoded copy):
-// dot(q, x̂) for one row, and acc += w * x̂.
-float q2_dot(const uint8_t* row, const float* q, int d, int g);
-void q2_axpy(float w, const uint8_t* row, float* acc, int d, int g);
+// Attention reads q2_0 rows through their codes in src/attention/row_kernels*
+// (SIMD, tested against q2_decode).
 
 }  // namespace oscar::kv

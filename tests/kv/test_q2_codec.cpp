@@ -336,37 +336,6 @@ TEST(Q2Codec, ClippingWithTiesAndGroups) {
   for (int i = 0; i < 64; ++i) EXPECT_NEAR(std::fabs(y[(size_t)i]), 0.25f, 1e-3f) << i;
 }
 
-// ---- fused kernels ------------------------------------------------------
-
-TEST(Q2Codec, DotAndAxpyMatchDecodedRow) {
-  std::mt19937 rng(7);
-  for (int d : {64, 128, 256, 512})
-    for (int g : {4, 32, d}) {
-      const Q2Params p{0.96f, g};
-      for (int trial = 0; trial < 3; ++trial) {
-        const auto x = random_row(rng, d, 1.5f, 2);
-        const auto row = encode(x, p);
-        const auto xh = kvtest::ref_decode(row.data(), d, g);
-        const auto q = random_row(rng, d);
-        double dot = 0, mag = 0;
-        for (int i = 0; i < d; ++i) {
-          dot += (double)q[(size_t)i] * xh[(size_t)i];
-          mag += std::fabs((double)q[(size_t)i] * xh[(size_t)i]);
-        }
-        EXPECT_NEAR(q2_dot(row.data(), q.data(), d, g), dot, 1e-5 * mag) << "d=" << d << " g=" << g;
-        const float w = 0.37f;
-        auto acc = random_row(rng, d);
-        const auto acc0 = acc;
-        q2_axpy(w, row.data(), acc.data(), d, g);
-        for (int i = 0; i < d; ++i) {
-          const double want = acc0[(size_t)i] + (double)w * xh[(size_t)i];
-          ASSERT_NEAR(acc[(size_t)i], want, 1e-5 * (std::fabs(acc0[(size_t)i]) + std::fabs(w * xh[(size_t)i])) + 1e-7)
-              << "d=" << d << " g=" << g << " i=" << i;
-        }
-      }
-    }
-}
-
 // ---- the RowCodec wrapper -------------------------------------------------
 
 TEST(Q2Codec, RowCodecUsesTheQ2Codec) {

@@ -1,0 +1,126 @@
+// Fused attention of one decode token over a deep cache, all layers of a
+// model shape, per KV cache type: the part of a decoding step that grows with
+// context and that the OSCAR q2_0 cache exists to make cheaper. Each result
+// carries the bytes of cached rows read per step, GB/s, and that rate as a
+// share of the read bandwidth measured in the same run, so f16 vs q2_0 and
+// kernel vs roofline come from one run on this (noisy, shared) machine.
+//
+//   build/bin/oscar-bench-attention --benchmark_min_time=1
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "attention/attention.h"
+#include "kernels/roofline.h"
+#include "kv/kv_cache.h"
+
+namespace oscar {
+namespace {
+
+struct Env {
+  CpuFeatures cpu = detect_cpu();
+  quant::QuantTable table{cpu};
+  ThreadPool pool{0}, pool1{1};
+  kernels::Roofline roof;
+};
+
+Env& env() {
+  static Env* e = [] {
+    auto* e = new Env;
+    e->roof = kernels::measure_roofline(e->pool, e->cpu);
+    std::printf("cpu: %s\nroofline (%d threads): read %.1f GB/s, fma %.1f GFLOP/s (%s)\n", e->cpu.describe().c_str(),
+                e->pool.size(), e->roof.read_gbps, e->roof.fma_gflops, e->roof.fma_isa);
+    return e;
+  }();
+  return *e;
+}
+
+struct Shape {
+  int layers, heads, kv_heads, head_dim;
+};
+
+model::ModelConfig config_of(const Shape& s) {
+  model::ModelConfig c;
+  c.arch = "bench";
+  c.n_layer = s.layers;
+  model::LayerConfig l;
+  l.n_head = s.heads;
+  l.n_head_kv = s.kv_heads;
+  l.head_dim = l.rope_dim = s.head_dim;
+  c.layers.assign((size_t)s.layers, l);
+  return c;
+}
+
+// OSCAR's defaults for q2_0 (sink 512, recent 2048, clip K .96 / V .92).
+kv::KvCacheConfig cache_config(kv::CacheType t, int depth) {
+  kv::KvCacheConfig kc;
+  kc.type_k = kc.type_v = t;
+  kc.n_ctx_seq = depth + 1;
+  if (t == kv::CacheType::Q2_0) {
+    kc.hp_sink = 512;
+    kc.hp_recent = 2048;
+    kc.q2_k.clip_ratio = 0.96f;
+    kc.q2_v.clip_ratio = 0.92f;
+  }
+  return kc;
+}
+
+void BM_DecodeAttention(benchmark::State& state, Shape s, kv::CacheType t) {
+  Env& e = env();
+  const int depth = (int)state.range(0);
+  // One thread: its CPU time is a usable measure even on a busy machine.
+  ThreadPool& pool = state.range(1) == 1 ? e.pool1 : e.pool;
+  const model::ModelConfig cfg = config_of(s);
+  kv::KvCache cache(cfg, cache_config(t, depth), e.table);
+  const int kvw = s.kv_heads * s.head_dim, qw = s.heads * s.head_dim;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 1);
+  // Timing does not depend on the values: cycle through a pool of random rows.
+  constexpr int kPool = 509;
+  std::vector<float> rows((size_t)(kPool + 1) * kvw);
+  for (auto& x : rows) x = nd(rng);
+  std::vector<float> k((size_t)kvw), v((size_t)kvw);
+  for (int pos = 0, r = 0; pos < depth; ++pos)
+    for (int il = 0; il < s.layers; ++il, r = (r + 2) % kPool)
+      cache.store(0, il, pos, &rows[(size_t)r * kvw], &rows[(size_t)(r + 1) * kvw]);
+  cache.commit(0, depth);
+
+  std::vector<float> q((size_t)qw), out((size_t)qw);
+  for (auto& x : q) x = nd(rng) * 0.3f;
+  for (auto& x : k) x = nd(rng);
+  const int32_t seq = 0, pos = depth;
+  const int n_cached = depth;
+  attention::BatchView b{1, &seq, &pos, q.data(), k.data(), v.data(), &n_cached};
+  for (auto _ : state)
+    for (int il = 0; il < s.layers; ++il) {
+      attention::attend_fused(cfg.layers[(size_t)il], il, cache, b, out.data(), pool);
+      benchmark::DoNotOptimize(out.data());
+    }
+  const double bytes = (double)cache.usage(0).bytes;  // K + V rows of `depth` positions, all layers
+  state.counters["MiB_per_step"] = bytes / (1 << 20);
+  state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["read_bw_GBps"] = e.roof.read_gbps;
+  state.counters["step_ms_roofline"] = bytes * 1e-6 / e.roof.read_gbps;  // all threads
+}
+
+// Qwen3-0.6B (16 query heads, 8 KV heads) and Qwen3-4B (32 / 8), head dim 128.
+const Shape kQwen06{28, 16, 8, 128};
+const Shape kQwen4{36, 32, 8, 128};
+
+void args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"depth", "threads"})->ArgsProduct({{4096, 16384}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_f16, kQwen06, kv::CacheType::F16)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_q2_0, kQwen06, kv::CacheType::Q2_0)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_4b_f16, kQwen4, kv::CacheType::F16)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_4b_q2_0, kQwen4, kv::CacheType::Q2_0)->Apply(args);
+
+}  // namespace
+}  // namespace oscar
+
+BENCHMARK_MAIN();

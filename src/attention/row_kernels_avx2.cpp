@@ -1,0 +1,221 @@
+// AVX2 + FMA + F16C row kernels of the fused attention (see
+// row_kernels_impl.h). Rows are read in their stored form and turned into 8
+// floats at a time in registers, never into a decoded copy of the row:
+//   f16:  one F16C conversion per 8 values;
+//   q2_0: one byte of codes holds the 2-bit codes of values j, j+g/4, j+g/2,
+//         j+3g/4 of its group, so 8 code bytes widened to 32-bit lanes give a
+//         whole quarter-chunk per shift-and-mask, then x = lo + s*code.
+// Scores take two rows per pass (two independent FMA chains per head that
+// share the query loads); value sums take the rows innermost with the
+// accumulators of one 8-value chunk in registers, and fold each q2 row's
+// scale into its weight and its offset into one constant per group.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "attention/row_kernels_impl.h"
+
+namespace oscar::attention::detail {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline __m256 f16x8(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The codes of 8 consecutive code bytes, field `shift` (0, 2, 4, 6), as floats 0..3.
+inline __m256 codes8(const uint8_t* p, __m256i shift) {
+  const __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c, shift), _mm256_set1_epi32(3)));
+}
+
+template <int H>
+void score_f16_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+  const int d = b.d;
+  for (int j = 0; j < b.n; j += 2) {
+    const uint8_t* ra = b.rows + (size_t)j * b.stride;
+    const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
+    __m256 a[H], c[H];
+    for (int h = 0; h < H; ++h) a[h] = c[h] = _mm256_setzero_ps();
+    for (int i = 0; i < d; i += 8) {
+      const __m256 xa = f16x8(ra + 2 * i), xb = f16x8(rb + 2 * i);
+      for (int h = 0; h < H; ++h) {
+        const __m256 qv = _mm256_loadu_ps(q + (size_t)h * d + i);
+        a[h] = _mm256_fmadd_ps(qv, xa, a[h]);
+        c[h] = _mm256_fmadd_ps(qv, xb, c[h]);
+      }
+    }
+    for (int h = 0; h < H; ++h) {
+      scores[(size_t)h * ss + j] = hsum(a[h]) * scale;
+      if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = hsum(c[h]) * scale;
+    }
+  }
+}
+
+template <int H>
+void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+  const int d = b.d, g = b.g, qn = g / 4;
+  for (int j = 0; j < b.n; j += 2) {
+    const uint8_t* ra = b.rows + (size_t)j * b.stride;
+    const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
+    __m256 a[H], c[H];
+    for (int h = 0; h < H; ++h) a[h] = c[h] = _mm256_setzero_ps();
+    for (int g0 = 0; g0 < d; g0 += g, ra += 4 + qn, rb += 4 + qn) {
+      const __m256 sa = _mm256_set1_ps(f16_at(ra)), la = _mm256_set1_ps(f16_at(ra + 2));
+      const __m256 sb = _mm256_set1_ps(f16_at(rb)), lb = _mm256_set1_ps(f16_at(rb + 2));
+      for (int k = 0; k < 4; ++k) {
+        const __m256i shift = _mm256_set1_epi32(2 * k);
+        const float* qk = q + g0 + k * qn;
+        for (int cb = 0; cb < qn; cb += 8) {
+          const __m256 xa = _mm256_fmadd_ps(codes8(ra + 4 + cb, shift), sa, la);
+          const __m256 xb = _mm256_fmadd_ps(codes8(rb + 4 + cb, shift), sb, lb);
+          for (int h = 0; h < H; ++h) {
+            const __m256 qv = _mm256_loadu_ps(qk + (size_t)h * d + cb);
+            a[h] = _mm256_fmadd_ps(qv, xa, a[h]);
+            c[h] = _mm256_fmadd_ps(qv, xb, c[h]);
+          }
+        }
+      }
+    }
+    for (int h = 0; h < H; ++h) {
+      scores[(size_t)h * ss + j] = hsum(a[h]) * scale;
+      if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = hsum(c[h]) * scale;
+    }
+  }
+}
+
+template <int H>
+void accumulate_f16_h(const RowBlock& b, const float* p, size_t ps, float* acc) {
+  const int d = b.d, n = b.n;
+  for (int i = 0; i < d; i += 8) {
+    __m256 a[H], c[H];
+    for (int h = 0; h < H; ++h) {
+      a[h] = _mm256_loadu_ps(acc + (size_t)h * d + i);
+      c[h] = _mm256_setzero_ps();
+    }
+    const uint8_t* r = b.rows + 2 * i;
+    int j = 0;
+    for (; j + 2 <= n; j += 2, r += 2 * b.stride) {
+      const __m256 x0 = f16x8(r), x1 = f16x8(r + b.stride);
+      for (int h = 0; h < H; ++h) {
+        a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j), x0, a[h]);
+        c[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j + 1), x1, c[h]);
+      }
+    }
+    if (j < n) {
+      const __m256 x0 = f16x8(r);
+      for (int h = 0; h < H; ++h) a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j), x0, a[h]);
+    }
+    for (int h = 0; h < H; ++h) _mm256_storeu_ps(acc + (size_t)h * d + i, _mm256_add_ps(a[h], c[h]));
+  }
+}
+
+template <int H>
+void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
+  const int d = b.d, g = b.g, qn = g / 4, ng = d / g, n = b.n;
+  const size_t gb = 4 + (size_t)qn;  // bytes per group
+  // Σ_j p_j (lo_j + s_j c_j) = Σ_j p_j lo_j + Σ_j (p_j s_j) c_j: weights with
+  // the row scale folded in, and one offset sum per (group, head).
+  float* ws = scratch;                    // (ng, n, H)
+  float* wl = scratch + (size_t)ng * n * H;  // (ng, H)
+  for (int i = 0; i < ng * H; ++i) wl[i] = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const uint8_t* row = b.rows + (size_t)j * b.stride;
+    for (int gi = 0; gi < ng; ++gi) {
+      const float s = f16_at(row + gi * gb), lo = f16_at(row + gi * gb + 2);
+      for (int h = 0; h < H; ++h) {
+        const float w = p[(size_t)h * ps + j];
+        ws[((size_t)gi * n + j) * H + h] = w * s;
+        wl[gi * H + h] += w * lo;
+      }
+    }
+  }
+  for (int gi = 0; gi < ng; ++gi)
+    for (int k = 0; k < 4; ++k) {
+      const __m256i shift = _mm256_set1_epi32(2 * k);
+      for (int cb = 0; cb < qn; cb += 8) {
+        const int i = gi * g + k * qn + cb;
+        __m256 a[H], c[H];
+        for (int h = 0; h < H; ++h) {
+          a[h] = _mm256_add_ps(_mm256_loadu_ps(acc + (size_t)h * d + i), _mm256_set1_ps(wl[gi * H + h]));
+          c[h] = _mm256_setzero_ps();
+        }
+        const uint8_t* r = b.rows + gi * gb + 4 + cb;
+        const float* w = ws + (size_t)gi * n * H;
+        int j = 0;
+        for (; j + 2 <= n; j += 2, r += 2 * b.stride, w += 2 * H) {
+          const __m256 x0 = codes8(r, shift), x1 = codes8(r + b.stride, shift);
+          for (int h = 0; h < H; ++h) {
+            a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + h), x0, a[h]);
+            c[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + H + h), x1, c[h]);
+          }
+        }
+        if (j < n) {
+          const __m256 x0 = codes8(r, shift);
+          for (int h = 0; h < H; ++h) a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + h), x0, a[h]);
+        }
+        for (int h = 0; h < H; ++h) _mm256_storeu_ps(acc + (size_t)h * d + i, _mm256_add_ps(a[h], c[h]));
+      }
+    }
+}
+
+// Head counts as compile-time constants so the accumulators stay in registers.
+template <template <int> class K, class... A>
+void by_heads(int n_heads, A... args) {
+  switch (n_heads) {
+    case 1: return K<1>::run(args...);
+    case 2: return K<2>::run(args...);
+    case 3: return K<3>::run(args...);
+    default: return K<4>::run(args...);
+  }
+}
+
+template <int H>
+struct ScoreF16 {
+  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_f16_h<H>(b, q, scale, s, ss); }
+};
+template <int H>
+struct ScoreQ2 {
+  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_q2_h<H>(b, q, scale, s, ss); }
+};
+template <int H>
+struct AccF16 {
+  static void run(const RowBlock& b, const float* p, size_t ps, float* acc) { accumulate_f16_h<H>(b, p, ps, acc); }
+};
+template <int H>
+struct AccQ2 {
+  static void run(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
+    accumulate_q2_h<H>(b, p, ps, acc, scratch);
+  }
+};
+
+void score_f16(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
+  by_heads<ScoreF16>(n_heads, b, q, scale, scores, stride);
+}
+void score_q2(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
+  by_heads<ScoreQ2>(n_heads, b, q, scale, scores, stride);
+}
+void accumulate_f16(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
+  by_heads<AccF16>(n_heads, b, p, stride, acc);
+}
+void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float* scratch) {
+  by_heads<AccQ2>(n_heads, b, p, stride, acc, scratch);
+}
+
+}  // namespace
+
+RowKernels avx2_row_kernels() { return {score_f16, score_q2, accumulate_f16, accumulate_q2}; }
+
+}  // namespace oscar::attention::detail

@@ -1,0 +1,46 @@
+// Internal to the row kernels: one block of cached rows in its stored form,
+// and the per-ISA kernels row_kernels.cpp dispatches to. Every SIMD kernel
+// has the generic decode-then-dot path of row_kernels.cpp as its reference
+// (tests/attention/test_row_kernels.cpp checks them against each other).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace oscar::attention::detail {
+
+constexpr int kMaxGroups = 16;    // q2 groups per row the SIMD kernels take (d / g)
+constexpr int kMaxTileHeads = 4;  // query heads one kernel call handles
+constexpr int kMaxTileRows = 64;  // rows one accumulate call handles
+
+struct RowBlock {
+  const uint8_t* rows = nullptr;
+  size_t stride = 0;  // bytes between consecutive rows
+  int n = 0;          // rows
+  int d = 0;          // values per row
+  int g = 0;          // q2_0 group size (q2 kernels only)
+};
+
+// scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= kMaxTileHeads
+using ScoreKernel = void (*)(const RowBlock& b, const float* q, int n_heads, float scale, float* scores,
+                             size_t stride);
+// acc[h * d + i] += p[h * stride + j] * x_j[i], n_heads <= kMaxTileHeads, n <= kMaxTileRows;
+// scratch holds >= n_heads * (n + 1) * (d / g) floats (q2 only).
+using AccumulateKernel = void (*)(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc,
+                                  float* scratch);
+
+struct RowKernels {
+  ScoreKernel score_f16 = nullptr, score_q2 = nullptr;
+  AccumulateKernel accumulate_f16 = nullptr, accumulate_q2 = nullptr;
+};
+
+// Shapes the 8-wide kernels take: whole 8-value chunks, and q2 groups whose
+// quarters (g / 4 codes, one 2-bit field of each code byte) are whole chunks.
+inline bool simd8_f16(int d) { return d > 0 && d % 8 == 0; }
+inline bool simd8_q2(int d, int g) { return g > 0 && g % 32 == 0 && d % g == 0 && d / g <= kMaxGroups; }
+
+// AVX2 + FMA + F16C kernels (row_kernels_avx2.cpp; x86-64 only, call only
+// when the CPU has them).
+RowKernels avx2_row_kernels();
+
+}  // namespace oscar::attention::detail

@@ -1,0 +1,123 @@
+// The SIMD row kernels of the fused attention against a reference computed
+// here in double precision from rows decoded by the codec (the definition of
+// what a stored row means): q2_0 with several group sizes and f16, head
+// dims 32..512, 1..9 query heads (tiles of 4 plus a remainder) and block
+// lengths that are odd, even and longer than one accumulate tile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "attention/row_kernels.h"
+#include "attention/row_kernels_impl.h"
+#include "core/cpu_features.h"
+#include "kv/cache_type.h"
+#include "quant/quant.h"
+
+namespace oscar::attention {
+namespace {
+
+const quant::QuantTable& table() {
+  static const quant::QuantTable t(detect_cpu());
+  return t;
+}
+
+struct Rows {
+  kv::RowCodec codec;
+  std::vector<uint8_t> bytes;
+  std::vector<float> decoded;  // (n, d)
+  size_t stride;
+};
+
+Rows make_rows(kv::CacheType t, int d, int g, int n, std::mt19937& rng) {
+  Rows r{kv::RowCodec(t, d, table(), kv::Q2Params{0.96f, g}), {}, {}, 0};
+  r.stride = r.codec.row_bytes() + 3;  // rows need not be packed
+  r.bytes.assign(r.stride * (size_t)n, 0xAB);
+  r.decoded.resize((size_t)n * d);
+  std::normal_distribution<float> nd(0.3f, 1.5f);
+  std::vector<float> x((size_t)d);
+  for (int j = 0; j < n; ++j) {
+    for (auto& v : x) v = nd(rng);
+    r.codec.encode(x.data(), &r.bytes[(size_t)j * r.stride]);
+    r.codec.decode(&r.bytes[(size_t)j * r.stride], &r.decoded[(size_t)j * d]);
+  }
+  return r;
+}
+
+void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
+  const Rows r = make_rows(t, d, g, n, rng);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> q((size_t)heads * d), qs((size_t)heads * (d / (g ? g : d)) + 1, 0.0f);
+  for (auto& v : q) v = nd(rng);
+  const size_t stride = (size_t)n + 5;
+  std::vector<float> scores((size_t)heads * stride, -7.0f), tmp((size_t)d);
+  GroupQuery gq{q.data(), heads, d, nullptr};
+  const float scale = 0.125f;
+  score_rows(r.codec, r.bytes.data(), r.stride, n, gq, scale, scores.data(), stride, tmp.data());
+
+  std::vector<float> p((size_t)heads * stride);
+  for (auto& v : p) v = std::fabs(nd(rng));
+  std::vector<float> acc((size_t)heads * d);
+  for (auto& v : acc) v = nd(rng);
+  const std::vector<float> acc0 = acc;
+  accumulate_rows(r.codec, r.bytes.data(), r.stride, n, p.data(), stride, heads, acc.data(), tmp.data());
+
+  const std::string where = "type " + std::to_string((int)t) + " d=" + std::to_string(d) + " g=" +
+                            std::to_string(g) + " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
+  for (int h = 0; h < heads; ++h) {
+    for (int j = 0; j < n; ++j) {
+      double s = 0, mag = 0;
+      for (int i = 0; i < d; ++i) {
+        const double term = (double)q[(size_t)h * d + i] * r.decoded[(size_t)j * d + i];
+        s += term;
+        mag += std::fabs(term);
+      }
+      ASSERT_NEAR(scores[(size_t)h * stride + j], s * scale, 1e-5 * mag * scale + 1e-7) << where << " h=" << h << " j=" << j;
+    }
+    EXPECT_EQ(scores[(size_t)h * stride + n], -7.0f) << where << ": wrote past the block";
+    for (int i = 0; i < d; ++i) {
+      double a = acc0[(size_t)h * d + i], mag = std::fabs(a);
+      for (int j = 0; j < n; ++j) {
+        const double term = (double)p[(size_t)h * stride + j] * r.decoded[(size_t)j * d + i];
+        a += term;
+        mag += std::fabs(term);
+      }
+      ASSERT_NEAR(acc[(size_t)h * d + i], a, 1e-5 * mag + 1e-7) << where << " h=" << h << " i=" << i;
+    }
+  }
+}
+
+TEST(RowKernels, Q2MatchesDecodedRows) {
+  std::mt19937 rng(5);
+  for (int d : {32, 64, 128, 256, 512})
+    for (int g : {4, 32, 64, d})
+      if (g <= d && d % g == 0)
+        for (int heads : {1, 2, 4, 5, 9})
+          for (int n : {1, 2, 7, 32, 70}) check(kv::CacheType::Q2_0, d, g, heads, n, rng);
+}
+
+TEST(RowKernels, F16MatchesDecodedRows) {
+  std::mt19937 rng(6);
+  for (int d : {8, 64, 128, 256, 512, 20})
+    for (int heads : {1, 3, 4, 8})
+      for (int n : {1, 2, 33, 65}) check(kv::CacheType::F16, d, 0, heads, n, rng);
+}
+
+TEST(RowKernels, OtherTypesUseTheGenericPath) {
+  std::mt19937 rng(7);
+  for (auto t : {kv::CacheType::Q8_0, kv::CacheType::Q4_0, kv::CacheType::BF16, kv::CacheType::F32})
+    check(t, 128, 0, 3, 9, rng);
+}
+
+TEST(RowKernels, ShapesTheSimdKernelsTake) {
+  EXPECT_TRUE(detail::simd8_q2(128, 128));
+  EXPECT_TRUE(detail::simd8_q2(512, 32));
+  EXPECT_FALSE(detail::simd8_q2(128, 16));   // quarters of 4 codes: not a whole chunk
+  EXPECT_FALSE(detail::simd8_q2(1024, 32));  // more groups than the scratch holds
+  EXPECT_TRUE(detail::simd8_f16(64));
+  EXPECT_FALSE(detail::simd8_f16(20));
+}
+
+}  // namespace
+}  // namespace oscar::attention
