@@ -41,7 +41,7 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 std::string common_usage() {
-  return "  -m, --model FILE         GGUF model\n"
+  return "  -m, --model FILE         GGUF model (default: " + default_model() + ")\n"
          "  -p, --prompt TEXT        prompt\n"
          "  -f, --file FILE          prompt from a file\n"
          "  -n, --n-predict N        tokens to generate (-1: until end of generation)\n"
@@ -119,6 +119,14 @@ kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq) {
   c.q2_k = {s.kv_clip_k.value_or(0.96f), s.kv_group_size};
   c.q2_v = {s.kv_clip_v.value_or(0.92f), s.kv_group_size};
   return c;
+}
+
+std::string default_model() {
+#ifdef OSCAR_DEFAULT_MODEL
+  return OSCAR_DEFAULT_MODEL;
+#else
+  return "";
+#endif
 }
 
 RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const EnvLookup& env) {

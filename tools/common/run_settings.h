@@ -70,6 +70,10 @@ std::string kv_usage();
 // when q2_0 is used: clip K 0.96 / V 0.92, sink 512, recent 2048.
 kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq);
 
+// The model used when -m is not given (set at build time: OSCAR_DEFAULT_MODEL,
+// the trained models/oscar-tiny by default); "" when there is none.
+std::string default_model();
+
 // The common part of --help.
 std::string common_usage();
 

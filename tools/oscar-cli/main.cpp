@@ -71,7 +71,8 @@ int run(int argc, char** argv) {
                   tools::common_usage().c_str());
       return 0;
     }
-  const tools::RunSettings s = tools::parse_run_settings(argc, argv);
+  tools::RunSettings s = tools::parse_run_settings(argc, argv);
+  if (s.model.empty()) s.model = tools::default_model();
   if (s.model.empty()) throw Error("missing -m MODEL (see --help)");
   const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
   auto t_load = Clock::now();
