@@ -31,10 +31,7 @@ void softmax_update(Partial& st, const float* s, float* p, int n, int d) {
     st.l *= corr;
     for (int i = 0; i < d; ++i) st.acc[i] *= corr;
   }
-  for (int j = 0; j < n; ++j) {
-    p[j] = std::exp(s[j] - mx);
-    st.l += p[j];
-  }
+  st.l += exp_shifted(s, mx, p, n);
   st.m = mx;
 }
 

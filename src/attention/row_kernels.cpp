@@ -1,6 +1,7 @@
 #include "attention/row_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "attention/row_kernels_impl.h"
 #include "kernels/ops.h"
@@ -74,6 +75,13 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     codec.decode(rows + (size_t)j * row_stride, tmp);
     for (int h = 0; h < n_heads; ++h) kernels::axpy(p[(size_t)h * stride + j], tmp, acc + (size_t)h * d, d);
   }
+}
+
+float exp_shifted(const float* s, float m, float* p, int n) {
+  if (simd().exp_shifted) return simd().exp_shifted(s, m, p, n);
+  float sum = 0.0f;
+  for (int j = 0; j < n; ++j) sum += p[j] = std::exp(s[j] - m);
+  return sum;
 }
 
 }  // namespace oscar::attention

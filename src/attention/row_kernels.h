@@ -26,4 +26,9 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp);
 
+// The softmax weights of a block: p[j] = exp(s[j] - m) for j < n, where
+// every s[j] <= m (m is the running maximum); returns their sum. Vectorised
+// where the CPU allows (a few ulp from std::exp), std::exp otherwise.
+float exp_shifted(const float* s, float m, float* p, int n);
+
 }  // namespace oscar::attention

@@ -11,6 +11,7 @@
 // scale into its weight and its offset into one constant per group.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "attention/row_kernels_impl.h"
@@ -171,6 +172,43 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
     }
 }
 
+// exp(x) for x <= 0: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so r
+// is exact), exp(r) by the minimax polynomial of Cephes' expf, times 2^n
+// built in the exponent field. Below -87.3 (2^-126) the result is 0, like a
+// float exp that has underflowed; within a few ulp of std::exp elsewhere.
+inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 lowest = _mm256_set1_ps(-87.3365447f);
+  const __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
+  x = _mm256_max_ps(x, lowest);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 y = _mm256_set1_ps(1.9875691500e-4f);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
+}
+
+float exp_shifted(const float* s, float m, float* p, int n) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 sum = _mm256_setzero_ps();
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 y = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    _mm256_storeu_ps(p + j, y);
+    sum = _mm256_add_ps(sum, y);
+  }
+  float total = hsum(sum);
+  for (; j < n; ++j) total += p[j] = std::exp(s[j] - m);
+  return total;
+}
+
 // Head counts as compile-time constants so the accumulators stay in registers.
 template <template <int> class K, class... A>
 void by_heads(int n_heads, A... args) {
@@ -216,6 +254,6 @@ void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads
 
 }  // namespace
 
-RowKernels avx2_row_kernels() { return {score_f16, score_q2, accumulate_f16, accumulate_q2}; }
+RowKernels avx2_row_kernels() { return {score_f16, score_q2, accumulate_f16, accumulate_q2, exp_shifted}; }
 
 }  // namespace oscar::attention::detail

@@ -29,9 +29,13 @@ using ScoreKernel = void (*)(const RowBlock& b, const float* q, int n_heads, flo
 using AccumulateKernel = void (*)(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc,
                                   float* scratch);
 
+// p[j] = exp(s[j] - m) for j < n (every s[j] <= m); returns the sum of p.
+using ExpKernel = float (*)(const float* s, float m, float* p, int n);
+
 struct RowKernels {
   ScoreKernel score_f16 = nullptr, score_q2 = nullptr;
   AccumulateKernel accumulate_f16 = nullptr, accumulate_q2 = nullptr;
+  ExpKernel exp_shifted = nullptr;
 };
 
 // Shapes the 8-wide kernels take: whole 8-value chunks, and q2 groups whose

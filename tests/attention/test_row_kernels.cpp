@@ -110,6 +110,27 @@ TEST(RowKernels, OtherTypesUseTheGenericPath) {
     check(t, 128, 0, 3, 9, rng);
 }
 
+TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-95.0f, 5.0f);
+  for (int n : {1, 7, 8, 33, 1000}) {
+    std::vector<float> s((size_t)n), p((size_t)n, -1.0f);
+    for (auto& v : s) v = u(rng);
+    if (n > 1) s[0] = -INFINITY;  // a masked score
+    float m = -INFINITY;
+    for (float v : s) m = std::max(m, v);
+    const float sum = exp_shifted(s.data(), m, p.data(), n);
+    double want_sum = 0;
+    for (int j = 0; j < n; ++j) {
+      const double want = std::exp((double)(s[(size_t)j] - m));  // the float difference, as the kernel forms it
+      want_sum += want;
+      // Results below float's normal range may flush to 0.
+      ASSERT_NEAR(p[(size_t)j], want, 4e-7 * want + 1.2e-38) << "n=" << n << " s-m=" << s[(size_t)j] - m;
+    }
+    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << n;
+  }
+}
+
 TEST(RowKernels, ShapesTheSimdKernelsTake) {
   EXPECT_TRUE(detail::simd8_q2(128, 128));
   EXPECT_TRUE(detail::simd8_q2(512, 32));
