@@ -105,13 +105,13 @@ TEST_F(ServerClient, SigtermFinishesRunningStreamsThenExits) {
 }
 
 TEST_F(ServerClient, StartupErrorsAreClear) {
-  const auto r = run_capture(kBin + "/oscar-server -m /nonexistent.gguf --port 0");
+  const auto r = run_capture("timeout 30 " + kBin + "/oscar-server -m /nonexistent.gguf --port 0");
   EXPECT_EQ(r.first, 1);
   EXPECT_NE(r.second.find("nonexistent"), std::string::npos) << r.second;
-  const auto r2 = run_capture(kBin + "/oscar-server -m " + model() + " --port 0 -np 0");
+  const auto r2 = run_capture("timeout 30 " + kBin + "/oscar-server -m " + model() + " --port 0 -np 0");
   EXPECT_EQ(r2.first, 1);
   EXPECT_NE(r2.second.find("-np"), std::string::npos) << r2.second;
-  const auto r3 = run_capture(kBin + "/oscar-server --bogus");
+  const auto r3 = run_capture("timeout 30 " + kBin + "/oscar-server --bogus");
   EXPECT_EQ(r3.first, 1);
   EXPECT_NE(r3.second.find("--bogus"), std::string::npos) << r3.second;
 }

@@ -86,6 +86,13 @@ int run(int argc, char** argv) {
     require(svr.bind_to_port(ss.host, port), "cannot listen on " + ss.host + ":" + std::to_string(port));
   }
   std::thread http([&] { svr.listen_after_bind(); });
+  // httplib's stop() is a no-op until the listening loop runs; wait for it
+  // so a failed model load (or an early signal) can always stop the server.
+  auto stop_http = [&] {
+    for (int i = 0; i < 5000 && !svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    svr.stop();
+    http.join();
+  };
   log.info("listening on http://" + ss.host + ":" + std::to_string(port) + " (loading the model)");
 
   std::unique_ptr<tools::Engine> engine;
@@ -133,8 +140,7 @@ int run(int argc, char** argv) {
     log.info("model loaded: " + std::to_string(ss.n_parallel) + " slots x " + std::to_string(n_ctx_slot) +
              " positions; server ready on http://" + ss.host + ":" + std::to_string(port));
   } catch (...) {
-    svr.stop();
-    http.join();
+    stop_http();
     throw;
   }
 
@@ -159,8 +165,7 @@ int run(int argc, char** argv) {
   drain.join();
   // Let the handlers write their last events before the sockets close.
   for (int i = 0; i < 200 && ctx.in_flight.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  svr.stop();
-  http.join();
+  stop_http();
   log.info("stopped");
   return 0;
 }
