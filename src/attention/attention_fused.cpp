@@ -73,7 +73,6 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
 
   pool.parallel_for((size_t)items, 1, [&](size_t begin, size_t end) {
     std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
-    std::vector<float> qsums;
     std::vector<int> keys;
     std::vector<Partial> st((size_t)group);
     for (size_t item = begin; item < end; ++item) {
@@ -89,15 +88,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * group + (size_t)h * d};
         std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);
       }
-      GroupQuery gq{b.q + (size_t)t * q_width + (size_t)g * group * d, group, d, nullptr};
-      if (ks.main_codec().type() == kv::CacheType::Q2_0) {
-        // Σq per q2 group, so a row's score is s·(q·codes) + lo·Σq.
-        const int gs = ks.main_codec().q2_group_size(), ng = d / gs;
-        qsums.assign((size_t)group * ng, 0.0f);
-        for (int h = 0; h < group; ++h)
-          for (int i = 0; i < d; ++i) qsums[(size_t)h * ng + i / gs] += gq.q[(size_t)h * d + i];
-        gq.q_group_sums = qsums.data();
-      }
+      const GroupQuery gq{b.q + (size_t)t * q_width + (size_t)g * group * d, group, d};
 
       SegmentCursor kc, vc;
       kc.n = ks.segments(seq, g, n_cached, kc.seg);

@@ -15,7 +15,6 @@ struct GroupQuery {
   const float* q = nullptr;  // (n_heads, d), post-rotation
   int n_heads = 0;
   int d = 0;
-  const float* q_group_sums = nullptr;  // (n_heads, d / g) sums of q per q2 group, when q2
 };
 
 // scores[h * stride + j] = scale * q_h . k_j for j < n_rows.

@@ -48,11 +48,11 @@ Rows make_rows(kv::CacheType t, int d, int g, int n, std::mt19937& rng) {
 void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
   const Rows r = make_rows(t, d, g, n, rng);
   std::normal_distribution<float> nd(0, 1);
-  std::vector<float> q((size_t)heads * d), qs((size_t)heads * (d / (g ? g : d)) + 1, 0.0f);
+  std::vector<float> q((size_t)heads * d);
   for (auto& v : q) v = nd(rng);
   const size_t stride = (size_t)n + 5;
   std::vector<float> scores((size_t)heads * stride, -7.0f), tmp((size_t)d);
-  GroupQuery gq{q.data(), heads, d, nullptr};
+  const GroupQuery gq{q.data(), heads, d};
   const float scale = 0.125f;
   score_rows(r.codec, r.bytes.data(), r.stride, n, gq, scale, scores.data(), stride, tmp.data());
 
