@@ -27,10 +27,6 @@
 #include "server/server_context.h"
 #include "server_flags.h"
 
-#ifndef OSCAR_SERVER_DEFAULT_MODEL
-#define OSCAR_SERVER_DEFAULT_MODEL ""
-#endif
-
 using namespace oscar;
 
 namespace {
@@ -52,7 +48,8 @@ int run(int argc, char** argv) {
     }
   tools::ServerFlags flags;
   tools::RunSettings s = tools::parse_run_settings(argc, argv, &flags);
-  if (s.model.empty()) s.model = OSCAR_SERVER_DEFAULT_MODEL;
+  // Without -m: the project's default model (set at build time, shared with oscar-cli).
+  if (s.model.empty()) s.model = tools::default_model();
   require(!s.model.empty(), "missing -m MODEL (see --help)");
   server::ServerSettings ss = flags.settings;
   ss.reasoning_format = s.reasoning_format;
