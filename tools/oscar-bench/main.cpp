@@ -29,6 +29,7 @@
 #include "engine.h"
 #include "kernels/roofline.h"
 #include "runtime/forward.h"
+#include "../common/tool_main.h"
 
 #ifndef OSCAR_BUILD_COMMIT
 #define OSCAR_BUILD_COMMIT "unknown"
@@ -283,11 +284,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oscar-bench: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return oscar::tools::tool_main("oscar-bench", argc, argv, run); }

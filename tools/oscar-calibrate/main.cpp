@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "run_settings.h"
 #include "torchio/checkpoint_writer.h"
+#include "../common/tool_main.h"
 
 namespace fs = std::filesystem;
 using namespace oscar;
@@ -230,11 +231,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oscar-calibrate: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return oscar::tools::tool_main("oscar-calibrate", argc, argv, run); }

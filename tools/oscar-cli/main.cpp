@@ -22,6 +22,7 @@
 #include "runtime/forward.h"
 #include "sampling/sampler.h"
 #include "tokenizer/tokenizer.h"
+#include "../common/tool_main.h"
 
 using namespace oscar;
 
@@ -158,11 +159,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oscar-cli: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return oscar::tools::tool_main("oscar-cli", argc, argv, run); }

@@ -40,6 +40,7 @@
 #include "run_settings.h"
 #include "runtime/forward.h"
 #include "tokenizer/tokenizer.h"
+#include "../common/tool_main.h"
 
 using namespace oscar;
 
@@ -403,11 +404,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oscar-perplexity: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return oscar::tools::tool_main("oscar-perplexity", argc, argv, run); }

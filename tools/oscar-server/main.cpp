@@ -26,6 +26,7 @@
 #include "server/scheduler.h"
 #include "server/server_context.h"
 #include "server_flags.h"
+#include "../common/tool_main.h"
 
 using namespace oscar;
 
@@ -169,11 +170,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oscar-server: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return oscar::tools::tool_main("oscar-server", argc, argv, run); }
