@@ -114,7 +114,7 @@ TEST_F(Bake, RefusesLayerCountAndHeadDim) {
   const std::string rd = "--rot-dir " + quote(rot_.string());
   expect_refused(bake(rd + " --k-rot " + quote(two.string())), "covers 2 layers but the model has 3 blocks (layer 2 is missing)");
   expect_refused(bake(rd + " --k-rot " + quote(four.string())), "has layer 3 but the model has 3 blocks");
-  expect_refused(bake(rd + " --k-rot " + quote(d8.string())), "is 8x8 but the model's head dim (qwen3.attention.key_length) is 16");
+  expect_refused(bake(rd + " --k-rot " + quote(d8.string())), "is 8x8 but the model's head dim (layer 0, model config) is 16");
 }
 
 TEST_F(Bake, RefusesHostileAndMissingInputs) {

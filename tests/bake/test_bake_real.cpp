@@ -67,7 +67,7 @@ TEST_F(BakeReal, RefusesWrongModelShape) {
   r = run_tool("oscar-bake", "--base " + quote(hd64.string()) + " --rot-dir " + quote(kRotDir.string()) +
                                  " --out " + quote(out.string()), dir_);
   EXPECT_EQ(r.status, 1);
-  EXPECT_CONTAINS(r.err, "is 128x128 but the model's head dim (qwen3.attention.key_length) is 64");
+  EXPECT_CONTAINS(r.err, "is 128x128 but the model's head dim (layer 0, model config) is 64");
   EXPECT_FALSE(fs::exists(out));
 }
 

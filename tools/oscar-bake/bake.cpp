@@ -153,7 +153,8 @@ BakeSummary bake(const BakeOptions& o, Rotations& k, Rotations& v) {
     if ((int64_t)o.layer_dims.size() != *n_blocks)
       throw Error(o.base + ": the model config has " + std::to_string(o.layer_dims.size()) + " layers but " + arch +
                   ".block_count is " + std::to_string(*n_blocks));
-    auto expect = [&](int id) { return std::pair<int, std::string>(o.layer_dims[(size_t)id], "of its layer"); };
+    auto expect = [&](int id) { return std::pair<int, std::string>(o.layer_dims[(size_t)id], "layer " + std::to_string(id) + ", model config");
+    };
     validate(k, *n_blocks, expect);
     validate(v, *n_blocks, expect);
   } else {

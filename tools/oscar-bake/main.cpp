@@ -2,6 +2,7 @@
 // rotations (see bake.h), with the flags and file names of the seeds'
 // export_rot_kv_gguf.py and the checks that script lacks. The base is
 // memory-mapped and streamed, so a 20 GB model needs little RAM.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,8 +10,12 @@
 #include <string>
 
 #include "bake.h"
+#include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "gguf/gguf_file.h"
+#include "model/model.h"
+#include "quant/quant.h"
 
 namespace fs = std::filesystem;
 using namespace oscar;
@@ -37,6 +42,22 @@ struct Options {
   bool force = false;
 };
 
+// Per-layer head dims from the model config when the engine can load the base
+// (Gemma layers differ: 256/512); empty otherwise, and bake then checks every
+// layer against <arch>.attention.key_length. The base is memory-mapped, so
+// loading it reads only its small norm vectors.
+std::vector<int> layer_dims_of(const std::string& base) {
+  try {
+    const quant::QuantTable table(detect_cpu());
+    const auto m = model::Model::load(base, table, Logger::quiet());
+    std::vector<int> dims;
+    for (const auto& l : m->config().layers) dims.push_back(l.head_dim);
+    return dims;
+  } catch (const Error&) {
+    return {};  // an architecture or tensor type the engine does not run: still bakeable
+  }
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);
@@ -60,10 +81,15 @@ int run(const Options& o) {
   bo.base = o.base;
   bo.out = o.out;
   bo.force = o.force;
+  bo.layer_dims = layer_dims_of(o.base);
   const bake::BakeSummary s = bake::bake(bo, k, v);
-  const int d = k.dim.begin()->second;
-  std::printf("wrote %s: %zu base tensors (%s, byte for byte) + %zu K + %zu V rotation tensors (F32 %dx%d)\n",
-              o.out.c_str(), s.base_tensors, bake::human_bytes(s.base_bytes).c_str(), s.k_layers, s.v_layers, d, d);
+  int d_min = k.dim.begin()->second, d_max = d_min;
+  for (const auto& [layer, d] : k.dim) d_min = std::min(d_min, d), d_max = std::max(d_max, d);
+  const std::string shape = d_min == d_max ? std::to_string(d_min) + "x" + std::to_string(d_min)
+                                           : "per layer " + std::to_string(d_min) + ".." + std::to_string(d_max);
+  std::printf("wrote %s: %zu base tensors (%s, byte for byte) + %zu K + %zu V rotation tensors (F32 %s)\n",
+              o.out.c_str(), s.base_tensors, bake::human_bytes(s.base_bytes).c_str(), s.k_layers, s.v_layers,
+              shape.c_str());
   if (s.replaced) std::printf("  replaced %zu rotation tensors of the base (--force)\n", s.replaced);
   std::printf("  max |W*W^T - I|: K %.3g, V %.3g\n", s.k_ortho, s.v_ortho);
   return 0;
