@@ -73,3 +73,28 @@ TEST(ServerStories, Qwen3VocabularyThinkingTemplateAndTools) {
     EXPECT_EQ(srv.stop(), 0) << srv.log();
   }
 }
+
+// A tiny random-weight Gemma 4 with the real Gemma vocabulary and the
+// published Gemma 4 template (the second seed's --chat-template-file).
+TEST(ServerStories, Gemma4WithItsPublishedTemplate) {
+  const std::string data = OSCAR_SHARED_DATA;
+  const std::string tokenizer = data + "/tokenizers/gemma3/tokenizer.json";
+  const std::string tmpl = data + "/templates/google-gemma-4-31B-it.jinja";
+  if (!std::filesystem::exists(tokenizer) || !std::filesystem::exists(tmpl))
+    GTEST_SKIP() << "shared data absent: " << tokenizer << " or " << tmpl << " not found";
+  const std::string why = node_client_missing();
+  if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
+  TempDir dir;
+  const auto mk = run_capture(kBin + "/oscar-mkmodel --arch gemma4 --preset tiny --type q8_0 --tokenizer-json " +
+                              tokenizer + " -o " + dir.file("g.gguf"));
+  ASSERT_EQ(mk.first, 0) << mk.second;
+  ServerProcess srv;
+  const std::string err = srv.start(kBin + "/oscar-server",
+                                    {"-m", dir.file("g.gguf"), "-c", "2048", "-np", "2", "-t", "2",
+                                     "--chat-template-file", tmpl, "--jinja", "-ctk", "q2_0", "-ctv", "q2_0"},
+                                    dir.file("g.log"));
+  ASSERT_EQ(err, "");
+  const auto [rc, out] = run_node("gemma4.test.mjs", srv, 2, 1024, "OSCAR_TEMPLATES_DIR=" + data + "/templates");
+  EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
