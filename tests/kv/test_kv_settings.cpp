@@ -165,6 +165,23 @@ TEST(KvSettings, GroupSize) {
   EXPECT_THROW(parse({"--kv-group-size", "x"}), Error);
 }
 
+// Sliding-window layers (Gemma) get their own types and ring slack from flags;
+// unset, the cache picks (f16, or the main type when it is a float type).
+TEST(KvSettings, SlidingWindowLayers) {
+  const auto d = kv_config(parse(kQ2), 1, 64);
+  EXPECT_FALSE(d.type_k_swa.has_value());
+  EXPECT_FALSE(d.type_v_swa.has_value());
+  EXPECT_EQ(d.swa_slack, 512);
+  const auto c = kv_config(parse(kQ2 + std::vector<std::string>{"--kv-swa-type-k", "q8_0", "--kv-swa-type-v",
+                                                                   "bf16", "--kv-swa-slack", "0"}),
+                           1, 64);
+  EXPECT_EQ(c.type_k_swa, kv::CacheType::Q8_0);
+  EXPECT_EQ(c.type_v_swa, kv::CacheType::BF16);
+  EXPECT_EQ(c.swa_slack, 0);
+  EXPECT_THROW(parse({"--kv-swa-slack", "-1"}), Error);
+  EXPECT_THROW(parse({"--kv-swa-type-k", "q3_0"}), Error);
+}
+
 TEST(KvSettings, BadValuesThrow) {
   EXPECT_THROW(parse(kQ2, {{"LLAMA_KV_CLIP_RATIO", "1.5"}}), Error);
   EXPECT_THROW(parse(kQ2, {{"LLAMA_KV_CLIP_RATIO", "-0.1"}}), Error);

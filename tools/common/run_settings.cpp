@@ -94,7 +94,12 @@ bool parse_kv_flag(RunSettings& s, const std::string& f, const std::function<std
   else if (f == "--kv-group-size") s.kv_group_size = to_int(f, next());
   else if (f == "--kv-no-hadamard") s.kv_no_hadamard = true;
   else if (f == "--kv-fused-fa") s.kv_fused = to_int(f, next()) != 0;
-  else return false;
+  else if (f == "--kv-swa-type-k") s.kv_swa_k = kv::parse_cache_type(next());
+  else if (f == "--kv-swa-type-v") s.kv_swa_v = kv::parse_cache_type(next());
+  else if (f == "--kv-swa-slack") {
+    s.kv_swa_slack = to_int(f, next());
+    if (*s.kv_swa_slack < 0) throw Error(f + ": must not be negative");
+  } else return false;
   return true;
 }
 
@@ -104,7 +109,10 @@ std::string kv_usage() {
          "  --kv-clip-k F, --kv-clip-v F  q2_0 clip ratios (LLAMA_KV_CLIP_RATIO sets both; 0.96/0.92; 0: off)\n"
          "  --kv-group-size N        q2_0 group size (default: the head dim)\n"
          "  --kv-no-hadamard         no data-free Hadamard without rotations (LLAMA_KV_NO_HADAMARD=1)\n"
-         "  --kv-fused-fa 0|1        0: reference attention path (LLAMA_KV_FUSED_FA)\n";
+         "  --kv-fused-fa 0|1        0: reference attention path (LLAMA_KV_FUSED_FA)\n"
+         "  --kv-swa-type-k T, --kv-swa-type-v T  K/V types of sliding-window layers (default: f16,\n"
+         "                           or the main type when it is a float type)\n"
+         "  --kv-swa-slack N         ring positions kept beyond the window (default 512)\n";
 }
 
 kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq) {
@@ -118,6 +126,9 @@ kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq) {
   c.hp_recent = s.kv_hp_recent.value_or(q2 ? 2048 : 0);
   c.q2_k = {s.kv_clip_k.value_or(0.96f), s.kv_group_size};
   c.q2_v = {s.kv_clip_v.value_or(0.92f), s.kv_group_size};
+  c.type_k_swa = s.kv_swa_k;
+  c.type_v_swa = s.kv_swa_v;
+  if (s.kv_swa_slack) c.swa_slack = *s.kv_swa_slack;
   return c;
 }
 

@@ -32,6 +32,10 @@ struct RunSettings {
   int kv_group_size = 0;      // 0: the head dim
   bool kv_no_hadamard = false;
   bool kv_fused = true;       // LLAMA_KV_FUSED_FA=0: reference attention
+  // Sliding-window layers (Gemma): their own K/V types (unset: the main type
+  // when it is a float type, else f16) and ring slack beyond the window.
+  std::optional<kv::CacheType> kv_swa_k, kv_swa_v;
+  std::optional<int> kv_swa_slack;
   std::string flash_attn = "auto";  // on|off|auto (the CPU path is always fused-capable)
   int n_gpu_layers = 0;
   bool verbose_prompt = false;
