@@ -129,15 +129,6 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
       });
 }
 
-template <class F>
-void guarded(Response& res, F&& f) {
-  try {
-    f();
-  } catch (const ApiError& e) {
-    reply_error(res, e);
-  }
-}
-
 }  // namespace
 
 void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {

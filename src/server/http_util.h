@@ -24,4 +24,14 @@ inline void reply_error(httplib::Response& res, const ApiError& e) {
   reply_json(res, error_body(e.status(), e.what(), e.type(), e.extra), e.status());
 }
 
+// Runs a handler body, turning ApiErrors into error replies.
+template <class F>
+void guarded(httplib::Response& res, F&& f) {
+  try {
+    f();
+  } catch (const ApiError& e) {
+    reply_error(res, e);
+  }
+}
+
 }  // namespace oscar::server

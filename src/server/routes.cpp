@@ -16,16 +16,6 @@ using httplib::Response;
 
 bool is_public(const std::string& path) { return path == "/health" || path == "/v1/health"; }
 
-// Runs a handler body, turning ApiErrors into error replies.
-template <class F>
-void guarded(Response& res, F&& f) {
-  try {
-    f();
-  } catch (const ApiError& e) {
-    reply_error(res, e);
-  }
-}
-
 Json model_list(const ServerContext& ctx) {
   const LoadedModel& m = ctx.model();
   Json meta = {{"n_vocab", m.n_vocab}, {"n_ctx_train", m.n_ctx_train}, {"n_embd", m.n_embd},
