@@ -42,22 +42,23 @@ inline __m256 codes8(const uint8_t* p, __m256i shift) {
   return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c, shift), _mm256_set1_epi32(3)));
 }
 
-template <int H>
-void score_f16_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+// Scores two rows per pass: `chunks(ra, rb, visit)` calls visit(i, xa, xb)
+// with values i..i+7 of both rows as floats, in any order.
+template <int H, class Chunks>
+void score_pairs(const RowBlock& b, const float* q, float scale, float* scores, size_t ss, Chunks chunks) {
   const int d = b.d;
   for (int j = 0; j < b.n; j += 2) {
     const uint8_t* ra = b.rows + (size_t)j * b.stride;
     const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
     __m256 a[H], c[H];
     for (int h = 0; h < H; ++h) a[h] = c[h] = _mm256_setzero_ps();
-    for (int i = 0; i < d; i += 8) {
-      const __m256 xa = f16x8(ra + 2 * i), xb = f16x8(rb + 2 * i);
+    chunks(ra, rb, [&](int i, __m256 xa, __m256 xb) {
       for (int h = 0; h < H; ++h) {
         const __m256 qv = _mm256_loadu_ps(q + (size_t)h * d + i);
         a[h] = _mm256_fmadd_ps(qv, xa, a[h]);
         c[h] = _mm256_fmadd_ps(qv, xb, c[h]);
       }
-    }
+    });
     for (int h = 0; h < H; ++h) {
       scores[(size_t)h * ss + j] = hsum(a[h]) * scale;
       if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = hsum(c[h]) * scale;
@@ -66,35 +67,28 @@ void score_f16_h(const RowBlock& b, const float* q, float scale, float* scores, 
 }
 
 template <int H>
+void score_f16_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+  const int d = b.d;
+  score_pairs<H>(b, q, scale, scores, ss, [d](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
+    for (int i = 0; i < d; i += 8) visit(i, f16x8(ra + 2 * i), f16x8(rb + 2 * i));
+  });
+}
+
+template <int H>
 void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
   const int d = b.d, g = b.g, qn = g / 4;
-  for (int j = 0; j < b.n; j += 2) {
-    const uint8_t* ra = b.rows + (size_t)j * b.stride;
-    const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
-    __m256 a[H], c[H];
-    for (int h = 0; h < H; ++h) a[h] = c[h] = _mm256_setzero_ps();
+  score_pairs<H>(b, q, scale, scores, ss, [d, g, qn](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
     for (int g0 = 0; g0 < d; g0 += g, ra += 4 + qn, rb += 4 + qn) {
       const __m256 sa = _mm256_set1_ps(f16_at(ra)), la = _mm256_set1_ps(f16_at(ra + 2));
       const __m256 sb = _mm256_set1_ps(f16_at(rb)), lb = _mm256_set1_ps(f16_at(rb + 2));
       for (int k = 0; k < 4; ++k) {
         const __m256i shift = _mm256_set1_epi32(2 * k);
-        const float* qk = q + g0 + k * qn;
-        for (int cb = 0; cb < qn; cb += 8) {
-          const __m256 xa = _mm256_fmadd_ps(codes8(ra + 4 + cb, shift), sa, la);
-          const __m256 xb = _mm256_fmadd_ps(codes8(rb + 4 + cb, shift), sb, lb);
-          for (int h = 0; h < H; ++h) {
-            const __m256 qv = _mm256_loadu_ps(qk + (size_t)h * d + cb);
-            a[h] = _mm256_fmadd_ps(qv, xa, a[h]);
-            c[h] = _mm256_fmadd_ps(qv, xb, c[h]);
-          }
-        }
+        for (int cb = 0; cb < qn; cb += 8)
+          visit(g0 + k * qn + cb, _mm256_fmadd_ps(codes8(ra + 4 + cb, shift), sa, la),
+                _mm256_fmadd_ps(codes8(rb + 4 + cb, shift), sb, lb));
       }
     }
-    for (int h = 0; h < H; ++h) {
-      scores[(size_t)h * ss + j] = hsum(a[h]) * scale;
-      if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = hsum(c[h]) * scale;
-    }
-  }
+  });
 }
 
 template <int H>
