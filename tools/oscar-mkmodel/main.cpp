@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "model_spec.h"
 #include "quant/quant.h"
 #include "random_weights.h"
+#include "script_weights.h"
 #include "tensor_plan.h"
 #include "vocab_source.h"
 
@@ -32,16 +34,18 @@ void usage() {
                "usage: oscar-mkmodel [--arch qwen3|llama|qwen2|gemma3|gemma4] [--preset NAME] [--layers N]\n"
                "         [--embd N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
                "         [--rope-base F] [--tied] [--type T] [--seed N] [--tokenizer-json PATH]\n"
-               "         [--kv-rot random|hadamard|DIR] [-t THREADS] -o FILE\n"
+               "         [--kv-rot random|hadamard|DIR] [--script FILE] [-t THREADS] -o FILE\n"
                "gemma:   [--sliding-window N] [--swa-period N] [--head-dim-swa N] [--kv-heads-global N]\n"
                "         [--kv-shared N] [--per-layer-embd N] [--softcap F]\n"
+               "script:  --script FILE writes a qwen3 model whose greedy output follows the file's token\n"
+               "         chains (JSON; see script_weights.h); the hidden size becomes vocabulary + 1, rounded up to 32\n"
                "types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m\n"
                "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n"
                "         gemma3-1b gemma3-4b gemma3-12b gemma3-27b gemma4-31b\n");
 }
 
 void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const std::string& path,
-                 ThreadPool& pool, const std::string& kv_rot) {
+                 ThreadPool& pool, const std::string& kv_rot, const ScriptTokens* script) {
   const CpuFeatures cpu = detect_cpu();
   quant::QuantTable table(cpu);
   gguf::GgufWriter w(path);
@@ -51,7 +55,8 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
   for (auto& kv : arch_metadata(s)) w.add_kv(kv.key, std::move(kv.value));
   for (auto& kv : vocab) w.add_kv(kv.key, std::move(kv.value));
 
-  const auto plan = plan_tensors(s);
+  auto plan = plan_tensors(s);
+  if (script) apply_script(*script, s, plan);
   for (const auto& t : plan) w.add_tensor(t.name, t.type, t.shape);
   // Rotation tensors go last, in the order oscar-bake writes them.
   LayerRotations rot;
@@ -128,7 +133,7 @@ int parse_count(const char* flag, const char* v) {
 int main(int argc, char** argv) {
   try {
     ModelSpec s;
-    std::string out, preset, tokenizer_json, kv_rot;
+    std::string out, preset, tokenizer_json, kv_rot, script_path;
     int threads = 0;
     // Flags are applied after the preset, so "--preset tiny --layers 4" works.
     std::vector<std::pair<std::string, std::string>> overrides;
@@ -146,6 +151,7 @@ int main(int argc, char** argv) {
       else if (f == "--arch") s.arch = val();
       else if (f == "--tokenizer-json") tokenizer_json = val();
       else if (f == "--kv-rot") kv_rot = val();
+      else if (f == "--script") script_path = val();
       else if (f == "--tied") s.tied_output = true;
       else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
       else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
@@ -189,6 +195,8 @@ int main(int argc, char** argv) {
 
     std::vector<gguf::KeyValue> vocab =
         tokenizer_json.empty() ? default_vocab(s) : vocab_from_tokenizer_json(tokenizer_json);
+    std::optional<ScriptTokens> script;
+    if (!script_path.empty()) script = add_script_tokens(load_script(script_path), vocab);
     const int n_tokens = vocab_size(vocab);
     if (s.n_vocab == 0) s.n_vocab = n_tokens;
     if (s.n_vocab < n_tokens)
@@ -196,8 +204,10 @@ int main(int argc, char** argv) {
                   std::to_string(n_tokens) + " tokens");
     // Like converted models whose embedding has more rows than the tokenizer.
     if (s.n_vocab > n_tokens) pad_vocab(vocab, s.n_vocab);
+    // One hidden dimension per token (one-hot embeddings) and one for the marker.
+    if (script) s.n_embd = script_embd(s.n_vocab);
     ThreadPool pool(threads);
-    write_model(s, std::move(vocab), out, pool, kv_rot);
+    write_model(s, std::move(vocab), out, pool, kv_rot, script ? &*script : nullptr);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oscar-mkmodel: error: %s\n", e.what());
