@@ -24,15 +24,35 @@ struct BatchToken {
   bool logits = false;  // return this token's logits
 };
 
+// What the attention of one layer read and produced for a batch, handed to
+// LayerObserver::on_attention before the batch's K/V enter the cache, so the
+// cache holds exactly the rows the kernels read (read_k/read_v with the
+// layer's index; a shared-KV layer reads its source layer's stores).
+struct AttentionView {
+  int n = 0;
+  const int32_t* seq = nullptr;   // (n)
+  const int32_t* pos = nullptr;   // (n)
+  const int* n_cached = nullptr;  // (n) positions of the token's sequence cached before the batch
+  // As the kernels read them, after the OSCAR rotations: q (n, n_head*hd),
+  // the batch's own k and v (n, n_head_kv*hd), used at full precision.
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  const float* out = nullptr;  // (n, n_head*hd) attention output, V rotation undone, before wo
+  const kv::KvCache* cache = nullptr;
+};
+
 // Sees every layer's queries, keys and values of a batch after RoPE and
 // before any OSCAR rotation: what calibration measures. Rows are per token,
 // (n, n_head*hd) for q and (n, n_head_kv*hd) for k and v. A layer that
 // shares another layer's KV (Gemma 4) is shown that layer's k and v.
+// on_attention (optional) follows once the layer's attention is done.
 class LayerObserver {
  public:
   virtual ~LayerObserver() = default;
   virtual void on_qkv(int layer, const model::LayerConfig& l, int n, const int32_t* seq, const int32_t* pos,
                       const float* q, const float* k, const float* v) = 0;
+  virtual void on_attention(int /*layer*/, const model::LayerConfig& /*l*/, const AttentionView& /*a*/) {}
 };
 
 struct ForwardOptions {

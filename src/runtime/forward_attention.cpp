@@ -96,8 +96,6 @@ void Forward::attention_block(int il, int n) {
   attention::BatchView bv{n, seq_.data(), pos_.data(), q_.data(), kb, vb, n_cached_.data()};
   if (opts_.fused_attention) attention::attend_fused(l, il, cache_, bv, att_.data(), pool_);
   else attention::attend_reference(l, il, cache_, bv, att_.data(), pool_);
-  // A layer others share stores after the last of them (see eval).
-  if (own && !shared_src_[(size_t)il]) store_kv(il, n, k_.data(), v_.data());
   // Undo the V rotation per head on the attention output.
   if (wv) {
     float tmp[1024];
@@ -108,6 +106,11 @@ void Forward::attention_block(int il, int n) {
         std::copy(tmp, tmp + hd, o);
       }
   }
+  if (opts_.observer)
+    opts_.observer->on_attention(il, l, {n, seq_.data(), pos_.data(), n_cached_.data(), q_.data(), kb, vb,
+                                         att_.data(), &cache_});
+  // A layer others share stores after the last of them (see eval).
+  if (own && !shared_src_[(size_t)il]) store_kv(il, n, k_.data(), v_.data());
   kernels::matmul(lw.wo, att_.data(), qw, n, xn_.data(), E, pool_, mm_);
   if (l.post_norms)
     for (int i = 0; i < n; ++i)

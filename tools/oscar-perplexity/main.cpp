@@ -23,6 +23,11 @@
 // each scored token reads all earlier tokens from the cache exactly as decode
 // does. --ppl-mode batch is llama-perplexity's whole-chunk batching.
 //
+// --kv-report adds a per-layer table of attention-score and attention-output
+// SNR (dB) of the KV setting against an exact f16 (or f32) reference,
+// teacher-forced per layer, measured on a sample of the scored positions;
+// the precise definition is in kv_report.h.
+//
 // Results go to stdout, progress and timings to stderr.
 #include <algorithm>
 #include <chrono>
@@ -36,9 +41,11 @@
 #include "core/log.h"
 #include "engine.h"
 #include "kld_base.h"
+#include "kv_report.h"
 #include "ppl_stats.h"
 #include "run_settings.h"
 #include "runtime/forward.h"
+#include "runtime/rotation_plan.h"
 #include "tokenizer/tokenizer.h"
 #include "../common/tool_main.h"
 
@@ -58,6 +65,12 @@ struct PplFlags : tools::ExtraFlags {
   ppl::LogprobType kld_type = ppl::LogprobType::F16;
   bool decode = true;       // --ppl-mode decode (default) or batch
   bool mode_given = false;
+  bool kv_report = false;
+  std::string kv_report_json;
+  int kv_report_queries = 128;  // per chunk; 0: every scored position
+  bool kv_report_queries_given = false;
+  ppl::KvRefType kv_report_ref = ppl::KvRefType::F16;
+  bool kv_report_ref_given = false;
 
   bool handle(const std::string& f, const std::function<std::string()>& next) override {
     if (f == "--kl-divergence-base") kld_base = next();
@@ -68,6 +81,22 @@ struct PplFlags : tools::ExtraFlags {
       if (v != "decode" && v != "batch") throw Error("--ppl-mode: expected decode or batch, got '" + v + "'");
       decode = v == "decode";
       mode_given = true;
+    }
+    else if (f == "--kv-report") kv_report = true;
+    else if (f == "--kv-report-json") {
+      kv_report_json = next();
+      if (kv_report_json.empty()) throw Error("--kv-report-json: expected a file name");
+    } else if (f == "--kv-report-ref") {
+      kv_report_ref = ppl::parse_kv_ref_type(next());
+      kv_report_ref_given = true;
+    } else if (f == "--kv-report-queries") {
+      const std::string v = next();
+      char* end = nullptr;
+      const long x = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || x < 0 || x > (1L << 30))
+        throw Error("--kv-report-queries: expected a count >= 0 (0: every scored position), got '" + v + "'");
+      kv_report_queries = (int)x;
+      kv_report_queries_given = true;
     }
     else if (f == "--chunks") {
       const std::string v = next();
@@ -96,6 +125,28 @@ void usage() {
               "                             batch: whole chunks in -ub batches, as llama-perplexity;\n"
               "                             tokens of one batch see each other at full precision, so\n"
               "                             the KV type only matters across batch boundaries\n"
+              "  --kv-report                per-layer KV quality: SNR (dB) of the attention scores and of\n"
+              "                             the attention outputs under this KV setting (-ctk/-ctv,\n"
+              "                             --kv-hp-*, --kv-clip-*, --kv-group-size, rotations) against\n"
+              "                             an exact reference. Teacher-forced: layer L's reference\n"
+              "                             uses the Q/K/V this run produced at layer L, so errors do\n"
+              "                             not compound. Per layer, over measured queries t, heads h,\n"
+              "                             visible keys p (causal, sliding windows respected):\n"
+              "                               s_ref = scale q.k_ref    s_kv = scale q'.k_cache\n"
+              "                               score SNR = 10 log10(sum s_ref^2 / sum (s_kv - s_ref)^2)\n"
+              "                             (not mean-centred); k_cache: the row the kernels read\n"
+              "                             (tier and codec at that moment, rotated; the query's own\n"
+              "                             batch at full precision), q' the rotated query.\n"
+              "                               output SNR = 10 log10(sum |o_ref|^2 / sum |o_kv - o_ref|^2)\n"
+              "                             o_ref = softmax(s_ref) V_ref per head, o_kv = the engine's\n"
+              "                             output (V rotation undone, before the output projection).\n"
+              "                             inf: no error at all\n"
+              "  --kv-report-queries N      measure N evenly spaced scored positions per chunk\n"
+              "                             (default 128; 0: all). Memory: K/V of every position\n"
+              "                             and layer, 16 bytes per value (8 with --kv-report-ref f32)\n"
+              "  --kv-report-ref f16|f32    reference K/V: f16 (default: what an f16 cache holds; the\n"
+              "                             query's own batch stays f32, as in the engine) or f32\n"
+              "  --kv-report-json FILE      also write the report (with raw sums, per-head SNR) as JSON\n"
               "Defaults: -c 512 (llama-perplexity's); -c 0 takes the model's context; -b 2048.\n",
               tools::common_usage().c_str());
 }
@@ -112,14 +163,16 @@ bool ctx_given(int argc, char** argv) {
 
 // The forward pass for the settings. Uses Engine::forward_options (rotation
 // plan, fused/reference attention) where the engine provides it, so the run is
-// judged with exactly the options oscar-cli would use; the plain constructor
-// otherwise. Guaranteed copy elision returns the non-movable Forward.
+// judged with exactly the options oscar-cli would use; the default options
+// otherwise. `observer` (may be null: --kv-report's) watches every layer.
+// Guaranteed copy elision returns the non-movable Forward.
 template <class E>
-runtime::Forward make_forward(E& e, const tools::RunSettings& s, kv::KvCache& cache) {
-  if constexpr (requires { e.forward_options(s); })
-    return runtime::Forward(e.model(), cache, e.pool(), e.forward_options(s));
-  else
-    return runtime::Forward(e.model(), cache, e.pool());
+runtime::Forward make_forward(E& e, const tools::RunSettings& s, kv::KvCache& cache,
+                              runtime::LayerObserver* observer) {
+  runtime::ForwardOptions o;
+  if constexpr (requires { e.forward_options(s); }) o = e.forward_options(s);
+  o.observer = observer;
+  return runtime::Forward(e.model(), cache, e.pool(), o);
 }
 
 // Scored rows of one forward call: which chunk and position each belongs to.
@@ -149,11 +202,12 @@ class Runner {
 
   void set_writer(ppl::KldBaseWriter* w) { writer_ = w; }
   void set_reader(ppl::KldBaseReader* r) { reader_ = r; }
+  void set_observer(runtime::LayerObserver* o) { observer_ = o; }
 
   void run() {
     const int n_seq = std::clamp(s_.n_batch / n_ctx_, 1, n_chunks_);
     auto cache = e_.make_cache(s_, n_seq, n_ctx_);
-    runtime::Forward fwd = make_forward(e_, s_, *cache);
+    runtime::Forward fwd = make_forward(e_, s_, *cache, observer_);
     std::fprintf(stderr, "perplexity: %d chunks of %d tokens (scoring positions %d..%d), %s mode, n_seq %d, n_ubatch %d\n",
                  n_chunks_, n_ctx_, first_, n_ctx_ - 2, flags_.decode ? "decode" : "batch", n_seq, s_.n_ubatch);
     if (flags_.kld)
@@ -286,7 +340,41 @@ class Runner {
   ppl::KldSummary kld_;
   ppl::KldBaseWriter* writer_ = nullptr;
   ppl::KldBaseReader* reader_ = nullptr;
+  runtime::LayerObserver* observer_ = nullptr;
 };
+
+// Which positions --kv-report measures: `count` evenly spaced scored
+// positions (the middles of `count` equal slices of [first, n_ctx - 1)),
+// or all of them when count is 0 or at least their number.
+std::vector<bool> report_positions(int n_ctx, int first, int count) {
+  std::vector<bool> m((size_t)n_ctx, false);
+  const int n_scored = n_ctx - 1 - first;
+  if (count <= 0 || count >= n_scored) {
+    for (int p = first; p < n_ctx - 1; ++p) m[(size_t)p] = true;
+  } else {
+    for (int i = 0; i < count; ++i) m[(size_t)(first + (int)(((2ll * i + 1) * n_scored) / (2ll * count)))] = true;
+  }
+  return m;
+}
+
+// One line naming the KV setting the report judges.
+std::string kv_setting(tools::Engine& e, const tools::RunSettings& s, int n_ctx, int n_chunks, int per_chunk) {
+  const kv::KvCacheConfig c = tools::kv_config(s, 1, n_ctx);
+  const runtime::ForwardOptions o = e.forward_options(s);
+  char b[512];
+  std::string q2;
+  const bool q2k = c.type_k == kv::CacheType::Q2_0, q2v = c.type_v == kv::CacheType::Q2_0;
+  if (q2k || q2v) {
+    std::snprintf(b, sizeof b, ", q2_0 clip K %.2f V %.2f, group %s", (double)c.q2_k.clip_ratio,
+                  (double)c.q2_v.clip_ratio, s.kv_group_size > 0 ? std::to_string(s.kv_group_size).c_str() : "head dim");
+    q2 = b;
+  }
+  std::snprintf(b, sizeof b, "-ctk %s -ctv %s, sink %d, recent %d%s, rotations %s, %s attention, -c %d, %d chunk(s), %d queries per chunk",
+                kv::cache_type_name(c.type_k), kv::cache_type_name(c.type_v), c.hp_sink, c.hp_recent, q2.c_str(),
+                runtime::rotation_mode_name(o.rotations ? o.rotations->mode : runtime::RotationMode::None),
+                o.fused_attention ? "fused" : "reference", n_ctx, n_chunks, per_chunk);
+  return b;
+}
 
 int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
@@ -298,6 +386,17 @@ int run(int argc, char** argv) {
   const tools::RunSettings s = tools::parse_run_settings(argc, argv, &flags);
   if (s.model.empty()) throw Error("missing -m MODEL (see --help)");
   if (flags.kld && flags.kld_base.empty()) throw Error("--kl-divergence needs --kl-divergence-base FILE");
+  if (!flags.kv_report) {
+    if (!flags.kv_report_json.empty()) throw Error("--kv-report-json needs --kv-report");
+    if (flags.kv_report_queries_given) throw Error("--kv-report-queries needs --kv-report");
+    if (flags.kv_report_ref_given) throw Error("--kv-report-ref needs --kv-report");
+  }
+  // Fail before the run when the report cannot be written.
+  if (!flags.kv_report_json.empty()) {
+    FILE* f = std::fopen(flags.kv_report_json.c_str(), "w");
+    if (!f) throw Error("--kv-report-json: cannot write '" + flags.kv_report_json + "'");
+    std::fclose(f);
+  }
   const bool have_text = !s.prompt_file.empty() || !s.prompt.empty();
   if (!flags.kld && s.prompt_file.empty() && s.prompt.empty()) throw Error("missing -f TEXT (see --help)");
   if (!s.prompt_file.empty() && s.prompt.empty()) throw Error("the text in '" + s.prompt_file + "' is empty");
@@ -387,6 +486,21 @@ int run(int argc, char** argv) {
   Runner runner(*engine, s, flags, n_ctx, first, n_chunks, tokens, add_bos);
   runner.set_writer(writer.get());
   runner.set_reader(reader.get());
+  std::unique_ptr<ppl::KvReport> report;
+  std::string setting;
+  if (flags.kv_report) {
+    const std::vector<bool> measured = report_positions(n_ctx, first, flags.kv_report_queries);
+    const int per_chunk = (int)std::count(measured.begin(), measured.end(), true);
+    setting = kv_setting(*engine, s, n_ctx, n_chunks, per_chunk);
+    if (!flags.decode && s.n_ubatch >= n_ctx - 1)
+      std::fprintf(stderr, "perplexity: note: --ppl-mode batch with -ub >= -c: every scored token sees its whole "
+                           "chunk in its own batch at full precision, so --kv-report measures no cache error\n");
+    report = std::make_unique<ppl::KvReport>(
+        model.config(), flags.kv_report_ref,
+        [measured](int, int pos) { return pos >= 0 && pos < (int)measured.size() && measured[(size_t)pos]; },
+        &engine->pool());
+    runner.set_observer(report.get());
+  }
   runner.run();
   if (writer) {
     writer->finish();
@@ -399,6 +513,17 @@ int run(int argc, char** argv) {
   else
     std::printf("Final estimate: PPL = %.4f\n", acc.ppl());
   if (flags.kld) std::printf("\n%s", ppl::format_report(runner.summary().report()).c_str());
+  if (report) {
+    std::printf("\n%s", report->table(setting).c_str());
+    if (!flags.kv_report_json.empty()) {
+      FILE* f = std::fopen(flags.kv_report_json.c_str(), "w");
+      if (!f) throw Error("--kv-report-json: cannot write '" + flags.kv_report_json + "'");
+      const std::string j = report->json(setting);
+      const bool ok = std::fwrite(j.data(), 1, j.size(), f) == j.size();
+      if (std::fclose(f) != 0 || !ok) throw Error("--kv-report-json: writing '" + flags.kv_report_json + "' failed");
+      std::fprintf(stderr, "perplexity: wrote the KV report '%s'\n", flags.kv_report_json.c_str());
+    }
+  }
   return 0;
 }
 
