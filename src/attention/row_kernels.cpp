@@ -17,6 +17,9 @@ const detail::RowKernels& simd() {
 #if defined(OSCAR_X86)
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
       r = detail::avx2_row_kernels();
+    if (r.score_f16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+      r = detail::avx512_row_kernels();
 #endif
     return r;
   }();
@@ -43,9 +46,9 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
   const int d = gq.d;
   if (const detail::ScoreKernel k = score_kernel(codec, d)) {
     const detail::RowBlock b{rows, row_stride, n_rows, d, codec.type() == kv::CacheType::Q2_0 ? codec.q2_group_size() : 0};
-    for (int h0 = 0; h0 < gq.n_heads; h0 += detail::kMaxTileHeads)
-      k(b, gq.q + (size_t)h0 * d, std::min(detail::kMaxTileHeads, gq.n_heads - h0), scale, scores + (size_t)h0 * stride,
-        stride);
+    const int tile = simd().max_heads;
+    for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
+      k(b, gq.q + (size_t)h0 * d, std::min(tile, gq.n_heads - h0), scale, scores + (size_t)h0 * stride, stride);
     return;
   }
   // Generic path (any type, any shape): decode the row once, then one dot per head.
@@ -65,9 +68,9 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     for (int j0 = 0; j0 < n_rows; j0 += detail::kMaxTileRows) {
       const detail::RowBlock b{rows + (size_t)j0 * row_stride, row_stride,
                                std::min(detail::kMaxTileRows, n_rows - j0), d, g};
-      for (int h0 = 0; h0 < n_heads; h0 += detail::kMaxTileHeads)
-        k(b, p + (size_t)h0 * stride + j0, stride, std::min(detail::kMaxTileHeads, n_heads - h0), acc + (size_t)h0 * d,
-          scratch);
+      const int tile = simd().max_heads;
+      for (int h0 = 0; h0 < n_heads; h0 += tile)
+        k(b, p + (size_t)h0 * stride + j0, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * d, scratch);
     }
     return;
   }

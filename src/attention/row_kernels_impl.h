@@ -10,7 +10,7 @@
 namespace oscar::attention::detail {
 
 constexpr int kMaxGroups = 16;    // q2 groups per row the SIMD kernels take (d / g)
-constexpr int kMaxTileHeads = 4;  // query heads one kernel call handles
+constexpr int kMaxTileHeads = 8;  // most query heads one kernel call of any set handles
 constexpr int kMaxTileRows = 64;  // rows one accumulate call handles
 
 struct RowBlock {
@@ -21,10 +21,10 @@ struct RowBlock {
   int g = 0;          // q2_0 group size (q2 kernels only)
 };
 
-// scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= kMaxTileHeads
+// scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= RowKernels::max_heads
 using ScoreKernel = void (*)(const RowBlock& b, const float* q, int n_heads, float scale, float* scores,
                              size_t stride);
-// acc[h * d + i] += p[h * stride + j] * x_j[i], n_heads <= kMaxTileHeads, n <= kMaxTileRows;
+// acc[h * d + i] += p[h * stride + j] * x_j[i], n_heads <= RowKernels::max_heads, n <= kMaxTileRows;
 // scratch holds >= n_heads * (n + 1) * (d / g) floats (q2 only).
 using AccumulateKernel = void (*)(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc,
                                   float* scratch);
@@ -36,6 +36,7 @@ struct RowKernels {
   ScoreKernel score_f16 = nullptr, score_q2 = nullptr;
   AccumulateKernel accumulate_f16 = nullptr, accumulate_q2 = nullptr;
   ExpKernel exp_shifted = nullptr;
+  int max_heads = 0;  // query heads one call takes (register budget of the ISA)
 };
 
 // Shapes the 8-wide kernels take: whole 8-value chunks, and q2 groups whose
@@ -44,7 +45,9 @@ inline bool simd8_f16(int d) { return d > 0 && d % 8 == 0; }
 inline bool simd8_q2(int d, int g) { return g > 0 && g % 32 == 0 && d % g == 0 && d / g <= kMaxGroups; }
 
 // AVX2 + FMA + F16C kernels (row_kernels_avx2.cpp; x86-64 only, call only
-// when the CPU has them).
+// when the CPU has them), and the same compiled for AVX-512VL's 32
+// registers (row_kernels_avx512.cpp; needs AVX-512 F/BW/VL/DQ as well).
 RowKernels avx2_row_kernels();
+RowKernels avx512_row_kernels();
 
 }  // namespace oscar::attention::detail

@@ -1,8 +1,8 @@
 // The SIMD row kernels of the fused attention against a reference computed
 // here in double precision from rows decoded by the codec (the definition of
 // what a stored row means): q2_0 with several group sizes and f16, head
-// dims 32..512, 1..9 query heads (tiles of 4 plus a remainder) and block
-// lengths that are odd, even and longer than one accumulate tile.
+// dims 32..512, 1..9 query heads (tiles of 4 or 8 plus a remainder) and
+// block lengths that are odd, even and longer than one accumulate tile.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,6 +95,56 @@ TEST(RowKernels, Q2MatchesDecodedRows) {
       if (g <= d && d % g == 0)
         for (int heads : {1, 2, 4, 5, 9})
           for (int n : {1, 2, 7, 32, 70}) check(kv::CacheType::Q2_0, d, g, heads, n, rng);
+}
+
+// The same 8-wide kernels are compiled for AVX2 (4 heads per call) and for
+// AVX-512VL (8 heads per call). Each head's sums run in the same order in
+// both, so every set this CPU has must give bit-identical results to the
+// set the dispatch chose (which the tests above check against decoded rows).
+TEST(RowKernels, EverySimdSetMatchesTheDispatchedOne) {
+#if defined(OSCAR_X86)
+  std::vector<std::pair<const char*, detail::RowKernels>> sets;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    sets.emplace_back("avx2", detail::avx2_row_kernels());
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
+      sets.emplace_back("avx512", detail::avx512_row_kernels());
+  }
+  if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
+  std::mt19937 rng(10);
+  std::normal_distribution<float> nd(0, 1);
+  for (kv::CacheType t : {kv::CacheType::F16, kv::CacheType::Q2_0})
+    for (int d : {64, 512})
+      for (int heads : {1, 3, 5, 8, 9}) {
+        const int n = 37, g = t == kv::CacheType::Q2_0 ? 32 : 0;
+        const Rows r = make_rows(t, d, g, n, rng);
+        std::vector<float> q((size_t)heads * d), p((size_t)heads * n), tmp((size_t)d);
+        for (auto& v : q) v = nd(rng);
+        for (auto& v : p) v = std::fabs(nd(rng));
+        std::vector<float> want_s((size_t)heads * n), want_a((size_t)heads * d, 0.5f);
+        const GroupQuery gq{q.data(), heads, d};
+        score_rows(r.codec, r.bytes.data(), r.stride, n, gq, 0.25f, want_s.data(), n, tmp.data());
+        accumulate_rows(r.codec, r.bytes.data(), r.stride, n, p.data(), n, heads, want_a.data(), tmp.data());
+        const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
+        for (const auto& [name, k] : sets) {
+          const auto score = t == kv::CacheType::F16 ? k.score_f16 : k.score_q2;
+          const auto acc = t == kv::CacheType::F16 ? k.accumulate_f16 : k.accumulate_q2;
+          std::vector<float> s((size_t)heads * n), a((size_t)heads * d, 0.5f);
+          std::vector<float> scratch((size_t)detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups);
+          for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
+            const int hn = std::min(k.max_heads, heads - h0);
+            score(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
+            acc(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, scratch.data());
+          }
+          const std::string where = std::string(name) + " type " + std::to_string((int)t) + " d=" + std::to_string(d) +
+                                    " heads=" + std::to_string(heads);
+          EXPECT_EQ(s, want_s) << where;
+          EXPECT_EQ(a, want_a) << where;
+        }
+      }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
 }
 
 TEST(RowKernels, F16MatchesDecodedRows) {

@@ -1,0 +1,277 @@
+// The 8-float-wide row kernels of the fused attention (see
+// row_kernels_impl.h), written with AVX2 + FMA + F16C intrinsics and
+// compiled twice: row_kernels_avx2.cpp (16 vector registers: up to 4 query
+// heads per pass) and row_kernels_avx512.cpp (AVX-512VL's 32 registers: up
+// to 8 heads per pass, so a GQA-8 group reads and unpacks each row once and
+// there are enough independent FMA chains to hide their latency). Everything
+// here has internal linkage, so the two copies never meet at link time.
+// Rows are read in their stored form and turned into 8
+// floats at a time in registers, never into a decoded copy of the row:
+//   f16:  one F16C conversion per 8 values;
+//   q2_0: one byte of codes holds the 2-bit codes of values j, j+g/4, j+g/2,
+//         j+3g/4 of its group, so 8 code bytes widened to 32-bit lanes give a
+//         whole quarter-chunk per shift-and-mask, then x = lo + s*code.
+// Scores take two rows per pass (two independent FMA chains per head that
+// share the query loads); value sums take the rows innermost with the
+// accumulators of one 8-value chunk in registers, and fold each q2 row's
+// scale into its weight and its offset into one constant per group.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "attention/row_kernels_impl.h"
+
+namespace oscar::attention::detail {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline __m256 f16x8(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The codes of 8 consecutive code bytes, field `shift` (0, 2, 4, 6), as floats 0..3.
+inline __m256 codes8(const uint8_t* p, __m256i shift) {
+  const __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c, shift), _mm256_set1_epi32(3)));
+}
+
+// Scores two rows per pass: `chunks(ra, rb, visit)` calls visit(i, xa, xb)
+// with values i..i+7 of both rows as floats, in any order.
+template <int H, class Chunks>
+void score_pairs(const RowBlock& b, const float* q, float scale, float* scores, size_t ss, Chunks chunks) {
+  const int d = b.d;
+  for (int j = 0; j < b.n; j += 2) {
+    const uint8_t* ra = b.rows + (size_t)j * b.stride;
+    const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
+    __m256 a[H], c[H];
+    for (int h = 0; h < H; ++h) a[h] = c[h] = _mm256_setzero_ps();
+    chunks(ra, rb, [&](int i, __m256 xa, __m256 xb) {
+      for (int h = 0; h < H; ++h) {
+        const __m256 qv = _mm256_loadu_ps(q + (size_t)h * d + i);
+        a[h] = _mm256_fmadd_ps(qv, xa, a[h]);
+        c[h] = _mm256_fmadd_ps(qv, xb, c[h]);
+      }
+    });
+    for (int h = 0; h < H; ++h) {
+      scores[(size_t)h * ss + j] = hsum(a[h]) * scale;
+      if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = hsum(c[h]) * scale;
+    }
+  }
+}
+
+template <int H>
+void score_f16_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+  const int d = b.d;
+  score_pairs<H>(b, q, scale, scores, ss, [d](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
+    for (int i = 0; i < d; i += 8) visit(i, f16x8(ra + 2 * i), f16x8(rb + 2 * i));
+  });
+}
+
+template <int H>
+void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+  const int d = b.d, g = b.g, qn = g / 4;
+  score_pairs<H>(b, q, scale, scores, ss, [d, g, qn](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
+    for (int g0 = 0; g0 < d; g0 += g, ra += 4 + qn, rb += 4 + qn) {
+      const __m256 sa = _mm256_set1_ps(f16_at(ra)), la = _mm256_set1_ps(f16_at(ra + 2));
+      const __m256 sb = _mm256_set1_ps(f16_at(rb)), lb = _mm256_set1_ps(f16_at(rb + 2));
+      for (int k = 0; k < 4; ++k) {
+        const __m256i shift = _mm256_set1_epi32(2 * k);
+        for (int cb = 0; cb < qn; cb += 8)
+          visit(g0 + k * qn + cb, _mm256_fmadd_ps(codes8(ra + 4 + cb, shift), sa, la),
+                _mm256_fmadd_ps(codes8(rb + 4 + cb, shift), sb, lb));
+      }
+    }
+  });
+}
+
+template <int H>
+void accumulate_f16_h(const RowBlock& b, const float* p, size_t ps, float* acc) {
+  const int d = b.d, n = b.n;
+  for (int i = 0; i < d; i += 8) {
+    __m256 a[H], c[H];
+    for (int h = 0; h < H; ++h) {
+      a[h] = _mm256_loadu_ps(acc + (size_t)h * d + i);
+      c[h] = _mm256_setzero_ps();
+    }
+    const uint8_t* r = b.rows + 2 * i;
+    int j = 0;
+    for (; j + 2 <= n; j += 2, r += 2 * b.stride) {
+      const __m256 x0 = f16x8(r), x1 = f16x8(r + b.stride);
+      for (int h = 0; h < H; ++h) {
+        a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j), x0, a[h]);
+        c[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j + 1), x1, c[h]);
+      }
+    }
+    if (j < n) {
+      const __m256 x0 = f16x8(r);
+      for (int h = 0; h < H; ++h) a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j), x0, a[h]);
+    }
+    for (int h = 0; h < H; ++h) _mm256_storeu_ps(acc + (size_t)h * d + i, _mm256_add_ps(a[h], c[h]));
+  }
+}
+
+template <int H>
+void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
+  const int d = b.d, g = b.g, qn = g / 4, ng = d / g, n = b.n;
+  const size_t gb = 4 + (size_t)qn;  // bytes per group
+  // Σ_j p_j (lo_j + s_j c_j) = Σ_j p_j lo_j + Σ_j (p_j s_j) c_j: weights with
+  // the row scale folded in, and one offset sum per (group, head).
+  float* ws = scratch;                    // (ng, n, H)
+  float* wl = scratch + (size_t)ng * n * H;  // (ng, H)
+  for (int i = 0; i < ng * H; ++i) wl[i] = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const uint8_t* row = b.rows + (size_t)j * b.stride;
+    for (int gi = 0; gi < ng; ++gi) {
+      const float s = f16_at(row + gi * gb), lo = f16_at(row + gi * gb + 2);
+      for (int h = 0; h < H; ++h) {
+        const float w = p[(size_t)h * ps + j];
+        ws[((size_t)gi * n + j) * H + h] = w * s;
+        wl[gi * H + h] += w * lo;
+      }
+    }
+  }
+  for (int gi = 0; gi < ng; ++gi)
+    for (int k = 0; k < 4; ++k) {
+      const __m256i shift = _mm256_set1_epi32(2 * k);
+      for (int cb = 0; cb < qn; cb += 8) {
+        const int i = gi * g + k * qn + cb;
+        __m256 a[H], c[H];
+        for (int h = 0; h < H; ++h) {
+          a[h] = _mm256_add_ps(_mm256_loadu_ps(acc + (size_t)h * d + i), _mm256_set1_ps(wl[gi * H + h]));
+          c[h] = _mm256_setzero_ps();
+        }
+        const uint8_t* r = b.rows + gi * gb + 4 + cb;
+        const float* w = ws + (size_t)gi * n * H;
+        int j = 0;
+        for (; j + 2 <= n; j += 2, r += 2 * b.stride, w += 2 * H) {
+          const __m256 x0 = codes8(r, shift), x1 = codes8(r + b.stride, shift);
+          for (int h = 0; h < H; ++h) {
+            a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + h), x0, a[h]);
+            c[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + H + h), x1, c[h]);
+          }
+        }
+        if (j < n) {
+          const __m256 x0 = codes8(r, shift);
+          for (int h = 0; h < H; ++h) a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + h), x0, a[h]);
+        }
+        for (int h = 0; h < H; ++h) _mm256_storeu_ps(acc + (size_t)h * d + i, _mm256_add_ps(a[h], c[h]));
+      }
+    }
+}
+
+// exp(x) for x <= 0: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so r
+// is exact), exp(r) by the minimax polynomial of Cephes' expf, times 2^n
+// built in the exponent field. Below -87.3 (2^-126) the result is 0, like a
+// float exp that has underflowed; within a few ulp of std::exp elsewhere.
+inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 lowest = _mm256_set1_ps(-87.3365447f);
+  const __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
+  x = _mm256_max_ps(x, lowest);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 y = _mm256_set1_ps(1.9875691500e-4f);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
+}
+
+float exp_shifted(const float* s, float m, float* p, int n) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 sum = _mm256_setzero_ps();
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 y = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    _mm256_storeu_ps(p + j, y);
+    sum = _mm256_add_ps(sum, y);
+  }
+  float total = hsum(sum);
+  for (; j < n; ++j) total += p[j] = std::exp(s[j] - m);
+  return total;
+}
+
+// Head counts as compile-time constants so the accumulators stay in
+// registers; MaxH is the most heads one call takes (4 or 8).
+template <int MaxH, template <int> class K, class... A>
+void by_heads(int n_heads, A... args) {
+  switch (n_heads) {
+    case 1: return K<1>::run(args...);
+    case 2: return K<2>::run(args...);
+    case 3: return K<3>::run(args...);
+    case 4: return K<4>::run(args...);
+  }
+  if constexpr (MaxH > 4) {
+    switch (n_heads) {
+      case 5: return K<5>::run(args...);
+      case 6: return K<6>::run(args...);
+      case 7: return K<7>::run(args...);
+      default: return K<8>::run(args...);
+    }
+  }
+}
+
+template <int H>
+struct ScoreF16 {
+  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_f16_h<H>(b, q, scale, s, ss); }
+};
+template <int H>
+struct ScoreQ2 {
+  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_q2_h<H>(b, q, scale, s, ss); }
+};
+template <int H>
+struct AccF16 {
+  static void run(const RowBlock& b, const float* p, size_t ps, float* acc) { accumulate_f16_h<H>(b, p, ps, acc); }
+};
+template <int H>
+struct AccQ2 {
+  static void run(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
+    accumulate_q2_h<H>(b, p, ps, acc, scratch);
+  }
+};
+
+template <int MaxH>
+void score_f16(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
+  by_heads<MaxH, ScoreF16>(n_heads, b, q, scale, scores, stride);
+}
+template <int MaxH>
+void score_q2(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
+  by_heads<MaxH, ScoreQ2>(n_heads, b, q, scale, scores, stride);
+}
+template <int MaxH>
+void accumulate_f16(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
+  by_heads<MaxH, AccF16>(n_heads, b, p, stride, acc);
+}
+template <int MaxH>
+void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float* scratch) {
+  by_heads<MaxH, AccQ2>(n_heads, b, p, stride, acc, scratch);
+}
+
+// The kernel set that takes up to MaxH heads per call.
+template <int MaxH>
+RowKernels simd8_kernels() {
+  return {score_f16<MaxH>, score_q2<MaxH>, accumulate_f16<MaxH>, accumulate_q2<MaxH>, exp_shifted, MaxH};
+}
+
+}  // namespace
+}  // namespace oscar::attention::detail
