@@ -110,6 +110,8 @@ void BM_DecodeAttention(benchmark::State& state, Shape s, kv::CacheType t) {
 // Qwen3-0.6B (16 query heads, 8 KV heads) and Qwen3-4B (32 / 8), head dim 128.
 const Shape kQwen06{28, 16, 8, 128};
 const Shape kQwen4{36, 32, 8, 128};
+// Gemma-4-31B's 10 global layers: 32 query heads over 4 KV heads (GQA 8), head dim 512.
+const Shape kGemma4Global{10, 32, 4, 512};
 
 void args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"depth", "threads"})->ArgsProduct({{4096, 16384}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -119,6 +121,8 @@ BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_f16, kQwen06, kv::CacheType::F1
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_q2_0, kQwen06, kv::CacheType::Q2_0)->Apply(args);
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_4b_f16, kQwen4, kv::CacheType::F16)->Apply(args);
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_4b_q2_0, kQwen4, kv::CacheType::Q2_0)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttention, gemma4_31b_global_f16, kGemma4Global, kv::CacheType::F16)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttention, gemma4_31b_global_q2_0, kGemma4Global, kv::CacheType::Q2_0)->Apply(args);
 
 }  // namespace
 }  // namespace oscar
