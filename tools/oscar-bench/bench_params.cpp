@@ -75,6 +75,9 @@ std::string bench_usage() {
          "        --bw-mib N              buffer of the bandwidth measurement (default 512;\n"
          "                                keep it far above the last-level cache)\n"
          "        --no-warmup             skip the untimed warm-up run\n"
+         "        --fill model|synthetic  how the depth is filled: the model over random tokens (default),\n"
+         "                                or random K/V rows stored into the cache (fast; decode timing\n"
+         "                                does not depend on the values)\n"
          "  -v,   --verbose               progress on stderr\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
@@ -124,6 +127,10 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.seed = (unsigned)parse_int(flag, value(), 0);
     } else if (flag == "--bw-mib") {
       p.bw_mib = parse_int(flag, value(), 1);
+    } else if (flag == "--fill") {
+      const std::string v = value();
+      if (v != "model" && v != "synthetic") throw Error("--fill: expected model or synthetic, got '" + v + "'");
+      p.fill_synthetic = v == "synthetic";
     } else if (flag == "--no-warmup") {
       p.warmup = false;
     } else if (flag == "-v" || flag == "--verbose") {

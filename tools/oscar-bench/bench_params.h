@@ -28,6 +28,10 @@ struct BenchParams {
   OutputFormat output = OutputFormat::Markdown;
   int bw_mib = 512;  // bandwidth buffer: far beyond the last-level cache
   bool warmup = true;
+  // Fill the depth with random K/V rows stored straight into the cache
+  // instead of running the model over random tokens: decode timing does not
+  // depend on the values, and a 16K-deep fill then takes seconds, not minutes.
+  bool fill_synthetic = false;
   bool verbose = false;
   bool help = false;
   tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used

@@ -190,8 +190,27 @@ class Runner {
       for (int i = from; i < from + count; ++i) fwd.eval({{token(rng), 0, i, true}});
     };
 
-    log_.info("  " + r.test_name() + ": filling depth " + std::to_string(t.n_depth));
-    prompt(0, t.n_depth, false);
+    // Synthetic fill: unit-normal rows for every layer that stores its own
+    // KV, cycled from a pool (drawing 10^9 normals would dominate the run).
+    auto fill_synthetic = [&](int depth) {
+      constexpr int kPool = 1021;
+      int width = 0;
+      for (const auto& l : c.layers) width = std::max(width, l.n_head_kv * l.head_dim);
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      std::vector<float> pool((size_t)(kPool + 1) * width);
+      for (float& x : pool) x = nd(rng);
+      for (int pos = 0, r = 0; pos < depth; ++pos) {
+        for (int il = 0; il < c.n_layer; ++il, r = (r + 2) % kPool)
+          if (cache->has_own_store(il))
+            cache->store(0, il, pos, &pool[(size_t)r * width], &pool[(size_t)(r + 1) * width]);
+        cache->commit(0, pos + 1);
+      }
+    };
+
+    log_.info("  " + r.test_name() + ": filling depth " + std::to_string(t.n_depth) +
+              (p_.fill_synthetic ? " (synthetic K/V)" : ""));
+    if (p_.fill_synthetic) fill_synthetic(t.n_depth);
+    else prompt(0, t.n_depth, false);
     if (p_.warmup) {  // first touch of weights and scratch, outside the timing
       if (t.n_prompt > 0) prompt(t.n_depth, std::min(t.n_prompt, ub), true);
       else generate(t.n_depth, 1);
