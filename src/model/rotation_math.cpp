@@ -43,4 +43,17 @@ void rotate_back(const float* w, const float* x, float* y, int d) {
   }
 }
 
+void hadamard_transform(float* x, int d) {
+  // Butterflies over blocks of 2*len: the Sylvester order of hadamard_matrix.
+  for (int len = 1; len < d; len *= 2)
+    for (int b = 0; b < d; b += 2 * len)
+      for (int j = b; j < b + len; ++j) {
+        const float a = x[j], c = x[j + len];
+        x[j] = a + c;
+        x[j + len] = a - c;
+      }
+  const float s = 1.0f / std::sqrt((float)d);
+  for (int i = 0; i < d; ++i) x[i] *= s;
+}
+
 }  // namespace oscar::model

@@ -15,5 +15,9 @@ bool is_power_of_two(int d);
 void rotate(const float* w, const float* x, float* y, int d);
 // y = W^T x (undoes rotate).
 void rotate_back(const float* w, const float* x, float* y, int d);
+// x = H x in place for the normalised Hadamard matrix above (d a power of
+// two), by the fast Walsh-Hadamard transform: d log2 d additions instead of
+// d^2 multiply-adds. H is its own inverse, so this also undoes itself.
+void hadamard_transform(float* x, int d);
 
 }  // namespace oscar::model

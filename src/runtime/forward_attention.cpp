@@ -11,19 +11,6 @@
 
 namespace oscar::runtime {
 
-namespace {
-
-// Rotates each of the `heads` head vectors of d values in place: x' = W x.
-void rotate_heads(const float* w, float* x, int heads, int d) {
-  float tmp[1024];  // head dims are at most 1024 (checked at model load)
-  for (int h = 0; h < heads; ++h) {
-    model::rotate(w, x + (size_t)h * d, tmp, d);
-    std::copy(tmp, tmp + d, x + (size_t)h * d);
-  }
-}
-
-}  // namespace
-
 void Forward::attention_block(int il, int n) {
   const model::ModelConfig& c = model_.config();
   const model::LayerConfig& l = c.layers[(size_t)il];
@@ -81,12 +68,10 @@ void Forward::attention_block(int il, int n) {
   // is read (q.k unchanged), V heads by its V rotation before storing.
   const float* wk = rot_->k[(size_t)src];
   const float* wv = rot_->v[(size_t)src];
-  for (int i = 0; i < n; ++i) {
-    if (wk) rotate_heads(wk, &q_[i * qw], l.n_head, hd);
-    if (!own) continue;
-    if (wk) rotate_heads(wk, &k_[i * kvw], l.n_head_kv, hd);
-    if (wv) rotate_heads(wv, &v_[i * kvw], l.n_head_kv, hd);
-  }
+  // All heads of all tokens at once: rows of q_ / k_ / v_ are contiguous.
+  if (wk) rotate_heads(src, false, false, q_.data(), n * l.n_head, hd);
+  if (own && wk) rotate_heads(src, false, false, k_.data(), n * l.n_head_kv, hd);
+  if (own && wv) rotate_heads(src, true, false, v_.data(), n * l.n_head_kv, hd);
   if (own && shared_src_[(size_t)il]) {
     kept_k_[(size_t)il].assign(k_.begin(), k_.begin() + (long)(n * kvw));
     kept_v_[(size_t)il].assign(v_.begin(), v_.begin() + (long)(n * kvw));
@@ -97,15 +82,7 @@ void Forward::attention_block(int il, int n) {
   if (opts_.fused_attention) attention::attend_fused(l, il, cache_, bv, att_.data(), pool_);
   else attention::attend_reference(l, il, cache_, bv, att_.data(), pool_);
   // Undo the V rotation per head on the attention output.
-  if (wv) {
-    float tmp[1024];
-    for (int i = 0; i < n; ++i)
-      for (int h = 0; h < l.n_head; ++h) {
-        float* o = &att_[i * qw + (size_t)h * hd];
-        model::rotate_back(wv, o, tmp, hd);
-        std::copy(tmp, tmp + hd, o);
-      }
-  }
+  if (wv) rotate_heads(src, true, true, att_.data(), n * l.n_head, hd);
   if (opts_.observer)
     opts_.observer->on_attention(il, l, {n, seq_.data(), pos_.data(), n_cached_.data(), q_.data(), kb, vb,
                                          att_.data(), &cache_});

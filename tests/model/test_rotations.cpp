@@ -9,11 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "gguf/gguf_writer.h"
+#include "model/rotation_math.h"
 #include "runtime/forward.h"
 
 namespace oscar {
@@ -93,6 +95,23 @@ TEST(Rotations, RealQwen3RotationsLeaveLogitsUnchanged) {
 TEST(Rotations, RandomAndHadamardRotationsLeaveLogitsUnchanged) {
   check_invariance("random");
   check_invariance("hadamard");
+}
+
+// The fast transform the data-free mode uses against the dense matrix.
+TEST(Rotations, HadamardTransformEqualsTheHadamardMatrix) {
+  std::mt19937 rng(4);
+  std::normal_distribution<float> nd(0, 1);
+  for (int d : {1, 2, 8, 64, 128, 256, 512}) {
+    const std::vector<float> h = model::hadamard_matrix(d);
+    std::vector<float> x((size_t)d), want((size_t)d);
+    for (auto& v : x) v = nd(rng);
+    model::rotate(h.data(), x.data(), want.data(), d);
+    std::vector<float> y = x;
+    model::hadamard_transform(y.data(), d);
+    for (int i = 0; i < d; ++i) ASSERT_NEAR(y[(size_t)i], want[(size_t)i], 1e-5f * std::sqrt((float)d)) << d << " " << i;
+    model::hadamard_transform(y.data(), d);  // its own inverse
+    for (int i = 0; i < d; ++i) ASSERT_NEAR(y[(size_t)i], x[(size_t)i], 1e-5f * std::sqrt((float)d)) << d << " " << i;
+  }
 }
 
 TEST(Rotations, ModeFollowsTheDesign) {
