@@ -135,6 +135,24 @@ TEST_F(OscarBench, DepthAndCacheTypeSizeTheCacheAndTheBytesRead) {
   EXPECT_LT(bpt[1][1] - bpt[0][1], 16 * 1024.0);
 }
 
+// A synthetic fill stores the same positions as running the model does: the
+// cache and the bytes a decode reads are identical, for f16 and for q2_0's
+// tiers (sink 2 + recent 4 in f16, the rest 2-bit).
+TEST_F(OscarBench, SyntheticFillSizesTheCacheLikeTheModelFill) {
+  for (const char* t : {"f16", "q2_0"}) {
+    const std::string args = "-m " + model() + " -p 0 -n 3 -d 24 -t 1 -r 1 -ctk " + t + " -ctv " + t +
+                             " --kv-hp-sink 2 --kv-hp-recent 4";
+    const json model_fill = bench_json(args);
+    const json synthetic = bench_json(args + " --fill synthetic");
+    ASSERT_EQ(model_fill.size(), 1u);
+    ASSERT_EQ(synthetic.size(), 1u);
+    EXPECT_EQ(synthetic[0]["kv_bytes"], model_fill[0]["kv_bytes"]) << t;
+    EXPECT_EQ(synthetic[0]["bytes_per_token"], model_fill[0]["bytes_per_token"]) << t;
+    EXPECT_EQ(synthetic[0]["kv_bits_per_value"], model_fill[0]["kv_bits_per_value"]) << t;
+    EXPECT_GT(synthetic[0]["avg_ts"].get<double>(), 0) << t;
+  }
+}
+
 TEST_F(OscarBench, OtherOutputFormats) {
   const std::string base = "-m " + model() + "," + model() + " -p 8 -n 2 -t 1 -r 1 --no-warmup";
   BenchRun r = bench(base + " -o jsonl");
@@ -189,6 +207,7 @@ TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {
       {m + "-ctk q9_9", "-ctk:"},
       {m + "-ctv", "-ctv: missing value"},
       {m + "-o xml", "unknown output format 'xml'"},
+      {m + "--fill random", "--fill: expected model or synthetic, got 'random'"},
       {m + "-p 0 -n 0", "nothing to measure"},
       {"-p 8", "missing -m MODEL"},
       {"-m /nonexistent/model.gguf -r 1", "/nonexistent/model.gguf"},
