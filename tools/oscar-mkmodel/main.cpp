@@ -18,6 +18,7 @@
 #include "kv_rotations.h"
 #include "gguf/gguf_writer.h"
 #include "model_spec.h"
+#include "outliers.h"
 #include "quant/quant.h"
 #include "random_weights.h"
 #include "script_weights.h"
@@ -34,14 +35,23 @@ void usage() {
                "usage: oscar-mkmodel [--arch qwen3|llama|qwen2|gemma3|gemma4] [--preset NAME] [--layers N]\n"
                "         [--embd N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
                "         [--rope-base F] [--tied] [--type T] [--seed N] [--tokenizer-json PATH]\n"
-               "         [--kv-rot random|hadamard|DIR] [--script FILE] [-t THREADS] -o FILE\n"
+               "         [--kv-rot random|hadamard|DIR] [--script FILE] [--k-outliers N[,SCALE[,QSCALE]]]\n"
+               "         [-t THREADS] -o FILE\n"
                "gemma:   [--sliding-window N] [--swa-period N] [--head-dim-swa N] [--kv-heads-global N]\n"
-               "         [--kv-shared N] [--per-layer-embd N] [--softcap F]\n"
+               "         [--kv-shared N] [--double-wide-ffn] [--per-layer-embd N] [--softcap F]\n"
+               "         (--double-wide-ffn: the KV-shared layers' FFN is twice --ffn, as in gemma4-e2b)\n"
+               "planted: --k-outliers N[,SCALE[,QSCALE]] (qwen3 qwen2 llama) gives K the structure of trained\n"
+               "         LLMs: in every layer, N channels among each head's d/4 lowest-frequency RoPE channels\n"
+               "         (drawn per layer) carry a value of mostly fixed sign, fed by a massive residual\n"
+               "         channel 0, with RMS SCALE (default 20) times the other channels'; the same channels\n"
+               "         of the queries get the same signs at QSCALE (default SCALE/4). Random weights alone\n"
+               "         rank KV rotations about equal; this gives calibrated rotations something real to\n"
+               "         find (see outliers.h)\n"
                "script:  --script FILE writes a qwen3 model whose greedy output follows the file's token\n"
                "         chains (JSON; see script_weights.h); the hidden size becomes vocabulary + 1, rounded up to 32\n"
                "types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m\n"
                "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n"
-               "         gemma3-1b gemma3-4b gemma3-12b gemma3-27b gemma4-31b\n");
+               "         gemma3-1b gemma3-4b gemma3-12b gemma3-27b gemma4-e2b gemma4-e4b gemma4-31b\n");
 }
 
 void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const std::string& path,
@@ -95,6 +105,7 @@ void write_model(const ModelSpec& s, std::vector<gguf::KeyValue> vocab, const st
           } else {
             Rng rng(hash_name(s.seed, t.name, r0 + r));
             for (auto& v : row) v = t.init.mean + t.init.std * rng.normal();
+            plant_outliers(s, t.name, r0 + r, row);
           }
           q.quantize(row.data(), buf.data() + r * rb, (int64_t)cols);
         }
@@ -133,8 +144,9 @@ int parse_count(const char* flag, const char* v) {
 int main(int argc, char** argv) {
   try {
     ModelSpec s;
-    std::string out, preset, tokenizer_json, kv_rot, script_path;
+    std::string out, preset, tokenizer_json, kv_rot, script_path, k_outliers;
     int threads = 0;
+    bool double_wide = false;
     // Flags are applied after the preset, so "--preset tiny --layers 4" works.
     std::vector<std::pair<std::string, std::string>> overrides;
     for (int i = 1; i < argc; ++i) {
@@ -152,7 +164,9 @@ int main(int argc, char** argv) {
       else if (f == "--tokenizer-json") tokenizer_json = val();
       else if (f == "--kv-rot") kv_rot = val();
       else if (f == "--script") script_path = val();
+      else if (f == "--k-outliers") k_outliers = val();
       else if (f == "--tied") s.tied_output = true;
+      else if (f == "--double-wide-ffn") double_wide = true;
       else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
       else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
                f == "--ffn" || f == "--ctx" || f == "--vocab" || f == "--type" || f == "--seed" || f == "--rope-base" ||
@@ -184,6 +198,9 @@ int main(int argc, char** argv) {
       else if (f == "--per-layer-embd") s.n_embd_per_layer = parse_count(f.c_str(), v.c_str());
       else if (f == "--softcap") s.final_softcap = std::stof(v);
     }
+    if (double_wide) s.double_wide_ffn = true;
+    if (!k_outliers.empty()) parse_k_outliers(k_outliers, s);
+    if (s.k_outliers > 0 && !script_path.empty()) throw Error("--k-outliers and --script do not go together");
     if (out.empty()) throw Error("missing -o FILE (see --help)");
     for (auto& c : s.type) c = (char)std::tolower((unsigned char)c);
     file_type_of(s.type);

@@ -1,5 +1,7 @@
 #include "model_spec.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace oscar::mkmodel {
@@ -34,15 +36,44 @@ struct GemmaPreset {
   int head_dim_swa, n_head_kv_global;
   bool k_eq_v;
   float softcap;
+  int swa_period;        // layer i is global when i % swa_period == swa_period - 1
+  int n_embd_per_layer;  // hidden_size_per_layer_input
+  int n_kv_shared;       // num_kv_shared_layers
+  bool double_wide_ffn;  // use_double_wide_mlp: 2 x n_ff on the KV-shared layers
 };
 const GemmaPreset kGemmaPresets[] = {
-    {"gemma3-1b", "gemma3", 26, 1152, 4, 1, 256, 6912, 32768, 512, 0, 0, 0, false, 0},
-    {"gemma3-4b", "gemma3", 34, 2560, 8, 4, 256, 10240, 131072, 1024, 8, 0, 0, false, 0},
-    {"gemma3-12b", "gemma3", 48, 3840, 16, 8, 256, 15360, 131072, 1024, 8, 0, 0, false, 0},
-    {"gemma3-27b", "gemma3", 62, 5376, 32, 16, 128, 21504, 131072, 1024, 8, 0, 0, false, 0},
+    {"gemma3-1b", "gemma3", 26, 1152, 4, 1, 256, 6912, 32768, 512, 0, 0, 0, false, 0, 6, 0, 0, false},
+    {"gemma3-4b", "gemma3", 34, 2560, 8, 4, 256, 10240, 131072, 1024, 8, 0, 0, false, 0, 6, 0, 0, false},
+    {"gemma3-12b", "gemma3", 48, 3840, 16, 8, 256, 15360, 131072, 1024, 8, 0, 0, false, 0, 6, 0, 0, false},
+    {"gemma3-27b", "gemma3", 62, 5376, 32, 16, 128, 21504, 131072, 1024, 8, 0, 0, false, 0, 6, 0, 0, false},
+    // E2B. Source: google/gemma-4-E2B(-it) config.json, text_config. 35 layers,
+    // hidden 1536, 8 query heads and 1 KV head on every layer
+    // (num_global_key_value_heads null), head dim 256 sliding and 512 global
+    // (global_head_dim), attention_k_eq_v false, sliding_window 512.
+    // layer_types is 4 sliding then 1 full (period 5). num_kv_shared_layers
+    // 20, hidden_size_per_layer_input 256. intermediate_size 6144 with
+    // use_double_wide_mlp true, so the 20 KV-shared layers 15..34 have
+    // 12288 (transformers' Gemma4TextMLP doubles it there).
+    // max_position_embeddings 131072, final_logit_softcapping 30. Checked
+    // against the metadata of a published E2B GGUF (ollama gemma4:e2b):
+    // head_count 8, head_count_kv 1, key_length 512 / key_length_swa 256,
+    // shared_kv_layers 20, sliding_window 512, block_count 35,
+    // embedding_length 1536, embedding_length_per_layer_input 256,
+    // feed_forward_length a per-layer array.
+    {"gemma4-e2b", "gemma4", 35, 1536, 8, 1, 512, 6144, 131072, 512, 0, 256, 1, false, 30, 5, 256, 20, true},
+    // E4B. Source: google/gemma-4-E4B(-it) config.json, text_config. 42 layers,
+    // hidden 2560, 8 query and 2 KV heads on every layer, head dim 256
+    // sliding and 512 global, attention_k_eq_v false, sliding_window 512.
+    // layer_types is 5 sliding then 1 full (period 6). num_kv_shared_layers
+    // 18, hidden_size_per_layer_input 256. intermediate_size 10240 on every
+    // layer (use_double_wide_mlp false). max_position_embeddings 131072,
+    // final_logit_softcapping 30. NVIDIA Megatron-Bridge's E4B recipe gives
+    // the same numbers: 42 layers, 2560 / 10240, 8 heads, 2 KV heads,
+    // global head dim 512, KV shared across the last 18 layers, PLE dim 256.
+    {"gemma4-e4b", "gemma4", 42, 2560, 8, 2, 512, 10240, 131072, 512, 0, 256, 2, false, 30, 6, 256, 18, false},
     // 31B: 5 sliding : 1 global, sliding head dim 256 / 16 KV heads, global
     // head dim 512 / 4 KV heads with V = K (attention_k_eq_v), no PLE.
-    {"gemma4-31b", "gemma4", 60, 5376, 32, 16, 512, 21504, 262144, 1024, 0, 256, 4, true, 30},
+    {"gemma4-31b", "gemma4", 60, 5376, 32, 16, 512, 21504, 262144, 1024, 0, 256, 4, true, 30, 6, 0, 0, false},
 };
 
 }  // namespace
@@ -57,6 +88,7 @@ LayerShape layer_shape(const ModelSpec& s, int i) {
   l.n_head_kv = g4 && !l.sliding && s.n_head_kv_global > 0 ? s.n_head_kv_global : s.n_head_kv;
   l.own_kv = !(g4 && i >= s.n_layer - s.n_kv_shared);
   l.has_v = l.own_kv && !(g4 && s.k_eq_v && !l.sliding);
+  l.n_ff = g4 && s.double_wide_ffn && !l.own_kv ? 2 * s.n_ff : s.n_ff;
   return l;
 }
 
@@ -82,6 +114,15 @@ void validate_spec(const ModelSpec& s) {
     }
   }
   if (s.n_embd_per_layer > 0 && s.arch != "gemma4") throw Error("--per-layer-embd is a gemma4 feature");
+  if (s.double_wide_ffn && (s.arch != "gemma4" || s.n_kv_shared == 0))
+    throw Error("--double-wide-ffn is a gemma4 feature of the KV-shared layers (it needs --kv-shared)");
+  if (s.k_outliers > 0) {
+    if (is_gemma(s)) throw Error("--k-outliers is supported for qwen3, qwen2 and llama, not " + s.arch);
+    if (s.k_outliers > std::max(2, s.head_dim / 4))
+      throw Error("--k-outliers " + std::to_string(s.k_outliers) + ": at most " +
+                  std::to_string(std::max(2, s.head_dim / 4)) +
+                  " channels (the d/8 lowest-frequency RoPE pairs) at head dim " + std::to_string(s.head_dim));
+  }
 }
 
 std::vector<std::string> preset_names() {
@@ -185,6 +226,10 @@ void apply_preset(ModelSpec& s, const std::string& name) {
     s.n_head_kv_global = p.n_head_kv_global;
     s.k_eq_v = p.k_eq_v;
     s.final_softcap = p.softcap;
+    s.swa_period = p.swa_period;
+    s.n_embd_per_layer = p.n_embd_per_layer;
+    s.n_kv_shared = p.n_kv_shared;
+    s.double_wide_ffn = p.double_wide_ffn;
     s.name = std::string(p.name) + "-random";
     return;
   }

@@ -39,7 +39,13 @@ struct ModelSpec {
   float final_softcap = 0;      // final_logit_softcapping (0: none)
   int n_embd_per_layer = 0;     // gemma4 per-layer embedding width (0: none)
   int n_kv_shared = 0;          // gemma4: last layers that reuse earlier layers' KV
+  bool double_wide_ffn = false; // gemma4: the KV-shared layers' FFN is 2 x n_ff (E2B)
   bool layer_out_scale = false; // gemma4: blk.N.layer_output_scale
+  // --k-outliers N[,SCALE[,QSCALE]] (qwen3, qwen2, llama; see outliers.h):
+  // planted K/Q channels per head (0: none) and their RMS over the others'.
+  int k_outliers = 0;
+  float k_outlier_scale = 20.0f;
+  float q_outlier_scale = 5.0f;
 };
 
 bool is_gemma(const ModelSpec& s);
@@ -52,6 +58,7 @@ struct LayerShape {
   int n_head_kv = 0;
   bool own_kv = true;
   bool has_v = true;
+  int n_ff = 0;  // FFN width
 };
 LayerShape layer_shape(const ModelSpec& s, int layer);
 // Checks the spec's numbers fit together; throws Error naming the problem.
@@ -59,7 +66,7 @@ void validate_spec(const ModelSpec& s);
 
 // Applies preset `name` for `arch` (tiny, qwen3-0.6b, qwen3-4b, qwen3-8b,
 // llama-3.2-1b, llama-3.1-8b, qwen2.5-0.5b, gemma3-1b/4b/12b/27b,
-// gemma4-31b); throws Error for an unknown one.
+// gemma4-e2b, gemma4-e4b, gemma4-31b); throws Error for an unknown one.
 void apply_preset(ModelSpec& spec, const std::string& name);
 std::vector<std::string> preset_names();
 

@@ -13,7 +13,16 @@ std::vector<gguf::KeyValue> arch_metadata(const ModelSpec& s) {
   add("context_length", gguf::Value::u32((uint32_t)s.n_ctx));
   add("embedding_length", gguf::Value::u32((uint32_t)s.n_embd));
   add("block_count", gguf::Value::u32((uint32_t)s.n_layer));
-  add("feed_forward_length", gguf::Value::u32((uint32_t)s.n_ff));
+  // One width per layer when they differ (gemma4 E2B's double-wide FFN).
+  bool same_ff = true;
+  for (int i = 0; i < s.n_layer; ++i) same_ff = same_ff && layer_shape(s, i).n_ff == s.n_ff;
+  if (same_ff) {
+    add("feed_forward_length", gguf::Value::u32((uint32_t)s.n_ff));
+  } else {
+    std::vector<gguf::Value> per;
+    for (int i = 0; i < s.n_layer; ++i) per.push_back(gguf::Value::u32((uint32_t)layer_shape(s, i).n_ff));
+    add("feed_forward_length", gguf::Value::array(gguf::ValueType::UINT32, std::move(per)));
+  }
   add("attention.head_count", gguf::Value::u32((uint32_t)s.n_head));
   // gemma4 writes one KV head count per layer when global layers differ.
   if (g4 && s.n_head_kv_global > 0 && s.n_head_kv_global != s.n_head_kv) {
@@ -60,7 +69,7 @@ std::vector<gguf::KeyValue> arch_metadata(const ModelSpec& s) {
 
 std::vector<TensorPlan> plan_tensors(const ModelSpec& s) {
   std::vector<TensorPlan> out;
-  const uint64_t E = (uint64_t)s.n_embd, V = (uint64_t)s.n_vocab, F = (uint64_t)s.n_ff;
+  const uint64_t E = (uint64_t)s.n_embd, V = (uint64_t)s.n_vocab;
   const bool gemma = is_gemma(s), g4 = s.arch == "gemma4";
   // Scales keep activations near unit RMS: fan-in scaled projections, and
   // residual branches shrunk with depth so the stream does not grow.
@@ -88,7 +97,7 @@ std::vector<TensorPlan> plan_tensors(const ModelSpec& s) {
   for (int i = 0; i < s.n_layer; ++i) {
     const LayerShape l = layer_shape(s, i);
     const std::string p = "blk." + std::to_string(i) + ".";
-    const uint64_t hd = (uint64_t)l.head_dim;
+    const uint64_t hd = (uint64_t)l.head_dim, F = (uint64_t)l.n_ff;
     const uint64_t qw = (uint64_t)s.n_head * hd, kvw = (uint64_t)l.n_head_kv * hd;
     add(p + "attn_norm.weight", {E}, i, norm);
     add(p + "attn_q.weight", {E, qw}, i, lin(E));
