@@ -11,7 +11,8 @@
 namespace oscar::runtime {
 
 Forward::Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool, ForwardOptions opts)
-    : model_(model), cache_(cache), pool_(pool), opts_(opts) {
+    : model_(model), cache_(cache), pool_(pool), opts_(opts),
+      f32_(&model.quant_table().get(TensorType::F32, "rotation")) {
   if (!opts_.rotations) own_rotations_ = RotationPlan::make(model, /*q2_cache=*/false, /*no_hadamard=*/true);
   rot_ = opts_.rotations ? opts_.rotations : &own_rotations_;
   const model::ModelConfig& c = model_.config();
@@ -25,42 +26,18 @@ Forward::Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool
   kept_v_.resize(L);
   kept_k_raw_.resize(L);
   kept_v_raw_.resize(L);
-
-  // Dense rotations go through the f32 matmul kernels (SIMD, on the pool);
-  // the data-free Hadamard uses its fast transform instead (rotate_heads).
-  rot_k_.resize(L);
-  rot_v_.resize(L);
-  rot_v_back_.resize(L);
-  v_back_data_.resize(L);
-  if (rot_->mode != RotationMode::Hadamard) {
-    const quant::QuantTraits* f32 = &model_.quant_table().get(TensorType::F32, "rotation");
-    for (size_t il = 0; il < L; ++il) {
-      const int d = c.layers[il].head_dim;
-      auto matrix = [&](const float* w) {
-        return kernels::WeightMatrix{f32, w, d, d, (size_t)d * sizeof(float)};
-      };
-      if (const float* wk = rot_->k[il]) rot_k_[il] = matrix(wk);
-      if (const float* wv = rot_->v[il]) {
-        rot_v_[il] = matrix(wv);
-        std::vector<float>& t = v_back_data_[il];
-        t.resize((size_t)d * d);
-        for (int i = 0; i < d; ++i)
-          for (int j = 0; j < d; ++j) t[(size_t)j * d + i] = wv[(size_t)i * d + j];
-        rot_v_back_[il] = matrix(t.data());
-      }
-    }
-  }
 }
 
-void Forward::rotate_heads(int layer, bool v_rotation, bool back, float* x, int count, int d) {
+void Forward::rotate_heads(const float* w, float* x, int count, int d) {
+  // The data-free Hadamard by its fast transform (d log d); dense rotations
+  // as one f32 matrix product over all heads of the batch, on the pool.
   if (rot_->mode == RotationMode::Hadamard) {
     for (int h = 0; h < count; ++h) model::hadamard_transform(x + (size_t)h * d, d);
     return;
   }
-  const kernels::WeightMatrix& w =
-      v_rotation ? (back ? rot_v_back_ : rot_v_)[(size_t)layer] : rot_k_[(size_t)layer];
+  const kernels::WeightMatrix m{f32_, w, d, d, (size_t)d * sizeof(float)};
   rot_tmp_.resize((size_t)count * d);
-  kernels::matmul(w, x, (size_t)d, count, rot_tmp_.data(), (size_t)d, pool_, mm_);
+  kernels::matmul(m, x, (size_t)d, count, rot_tmp_.data(), (size_t)d, pool_, mm_);
   std::copy(rot_tmp_.begin(), rot_tmp_.end(), x);
 }
 

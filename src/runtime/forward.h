@@ -83,8 +83,9 @@ class Forward {
   void ple_inputs(const std::vector<BatchToken>& batch, int n);  // fills ple_in_
   void ple_block(int il, int n);        // x += per-layer embedding term
   void store_kv(int il, int n, const float* k, const float* v);
-  // x' = W x (back: W^T x) for `count` head vectors of d values in place.
-  void rotate_heads(int layer, bool v_rotation, bool back, float* x, int count, int d);
+  // x' = W x for `count` head vectors of d values in place (W: d x d, one of
+  // the plan's matrices).
+  void rotate_heads(const float* w, float* x, int count, int d);
 
   const model::Model& model_;
   kv::KvCache& cache_;
@@ -93,10 +94,7 @@ class Forward {
   RotationPlan own_rotations_;  // used when opts.rotations is null
   const RotationPlan* rot_;
   kernels::MatmulScratch mm_;
-  // Dense (calibrated) rotations as f32 matrices for the matmul kernels, and
-  // the V rotations transposed to undo them; per layer, empty when none.
-  std::vector<kernels::WeightMatrix> rot_k_, rot_v_, rot_v_back_;
-  std::vector<std::vector<float>> v_back_data_;
+  const quant::QuantTraits* f32_;  // dense rotations go through the f32 matmul kernels
   std::vector<float> rot_tmp_;
   // Activations, row-major per token.
   std::vector<float> x_;     // (n, n_embd) residual stream

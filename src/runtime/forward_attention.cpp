@@ -69,9 +69,9 @@ void Forward::attention_block(int il, int n) {
   const float* wk = rot_->k[(size_t)src];
   const float* wv = rot_->v[(size_t)src];
   // All heads of all tokens at once: rows of q_ / k_ / v_ are contiguous.
-  if (wk) rotate_heads(src, false, false, q_.data(), n * l.n_head, hd);
-  if (own && wk) rotate_heads(src, false, false, k_.data(), n * l.n_head_kv, hd);
-  if (own && wv) rotate_heads(src, true, false, v_.data(), n * l.n_head_kv, hd);
+  if (wk) rotate_heads(wk, q_.data(), n * l.n_head, hd);
+  if (own && wk) rotate_heads(wk, k_.data(), n * l.n_head_kv, hd);
+  if (own && wv) rotate_heads(wv, v_.data(), n * l.n_head_kv, hd);
   if (own && shared_src_[(size_t)il]) {
     kept_k_[(size_t)il].assign(k_.begin(), k_.begin() + (long)(n * kvw));
     kept_v_[(size_t)il].assign(v_.begin(), v_.begin() + (long)(n * kvw));
@@ -82,7 +82,7 @@ void Forward::attention_block(int il, int n) {
   if (opts_.fused_attention) attention::attend_fused(l, il, cache_, bv, att_.data(), pool_);
   else attention::attend_reference(l, il, cache_, bv, att_.data(), pool_);
   // Undo the V rotation per head on the attention output.
-  if (wv) rotate_heads(src, true, true, att_.data(), n * l.n_head, hd);
+  if (wv) rotate_heads(rot_->v_back[(size_t)src], att_.data(), n * l.n_head, hd);
   if (opts_.observer)
     opts_.observer->on_attention(il, l, {n, seq_.data(), pos_.data(), n_cached_.data(), q_.data(), kb, vb,
                                          att_.data(), &cache_});

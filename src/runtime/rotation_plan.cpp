@@ -26,7 +26,17 @@ RotationPlan RotationPlan::make(const model::Model& m, bool q2_cache, bool no_ha
     if (!layers[i].v_rot.empty()) p.v[i] = layers[i].v_rot.data();
     if (p.k[i] || p.v[i]) ++with_tensors;
   }
+  p.v_back = p.v;
   if (with_tensors > 0) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!p.v[i]) continue;
+      const int d = m.config().layers[i].head_dim;
+      std::vector<float>& t = p.transposed_[(int)i];
+      t.resize((size_t)d * d);
+      for (int r = 0; r < d; ++r)
+        for (int c = 0; c < d; ++c) t[(size_t)c * d + r] = p.v[i][(size_t)r * d + c];
+      p.v_back[i] = t.data();
+    }
     p.mode = RotationMode::Calibrated;
     p.reason = "rotations: calibrated OSCAR rotations from the model file (" + std::to_string(with_tensors) + "/" +
                std::to_string(n) + " layers)";
@@ -47,7 +57,7 @@ RotationPlan RotationPlan::make(const model::Model& m, bool q2_cache, bool no_ha
                                            " (set LLAMA_KV_NO_HADAMARD=1 or use a rot-kv model)");
     auto it = p.hadamard_.find(d);
     if (it == p.hadamard_.end()) it = p.hadamard_.emplace(d, model::hadamard_matrix(d)).first;
-    p.k[i] = p.v[i] = it->second.data();
+    p.k[i] = p.v[i] = p.v_back[i] = it->second.data();
   }
   p.mode = RotationMode::Hadamard;
   p.reason = "rotations: data-free Hadamard on K and V (q2_0 cache and the model has no rotation tensors; "

@@ -20,6 +20,9 @@ enum class RotationMode { None, Calibrated, Hadamard };
 struct RotationPlan {
   RotationMode mode = RotationMode::None;
   std::vector<const float*> k, v;  // per layer; nullptr: no rotation
+  // Per layer, W_v^T (undoes v on the attention output); the Hadamard is its
+  // own transpose, so there v_back == v.
+  std::vector<const float*> v_back;
   std::string reason;              // one line for the log
 
   static RotationPlan make(const model::Model& m, bool q2_cache, bool no_hadamard);
@@ -30,7 +33,8 @@ struct RotationPlan {
   RotationPlan& operator=(const RotationPlan&) = delete;
 
  private:
-  std::map<int, std::vector<float>> hadamard_;  // by head dim (pointers above point here)
+  std::map<int, std::vector<float>> hadamard_;    // by head dim (pointers above point here)
+  std::map<int, std::vector<float>> transposed_;  // by layer: W_v^T of calibrated rotations
 };
 
 const char* rotation_mode_name(RotationMode m);
