@@ -259,9 +259,8 @@ TEST(KvReport, MatchesHandComputedSums) {
   EXPECT_NE(js.find("\"setting\": \"hand \\\"built\\\"\""), std::string::npos) << js;
 }
 
-// Without any error (an f32 cache, no rotation, observed rows equal to the
-// kernels' rows) both SNRs are infinite.
-TEST(KvReport, ExactCacheIsInfinite) {
+// One global layer of kHeads query heads over kKvHeads KV heads of kD values.
+model::ModelConfig one_global_layer() {
   model::ModelConfig c;
   c.n_layer = 1;
   model::LayerConfig g;
@@ -269,6 +268,14 @@ TEST(KvReport, ExactCacheIsInfinite) {
   g.n_head_kv = kKvHeads;
   g.head_dim = kD;
   c.layers = {g};
+  return c;
+}
+
+// Without any error (an f32 cache, no rotation, observed rows equal to the
+// kernels' rows) both SNRs are infinite.
+TEST(KvReport, ExactCacheIsInfinite) {
+  const model::ModelConfig c = one_global_layer();
+  const model::LayerConfig& g = c.layers[0];
   const CpuFeatures cpu = detect_cpu();
   const quant::QuantTable table(cpu);
   kv::KvCacheConfig kc;
@@ -317,13 +324,8 @@ TEST(KvReport, ExactCacheIsInfinite) {
 
 // Positions must continue their sequence; a new sequence starts at 0.
 TEST(KvReport, RefusesOutOfOrderPositions) {
-  model::ModelConfig c;
-  c.n_layer = 1;
-  model::LayerConfig g;
-  g.n_head = kHeads;
-  g.n_head_kv = kKvHeads;
-  g.head_dim = kD;
-  c.layers = {g};
+  const model::ModelConfig c = one_global_layer();
+  const model::LayerConfig& g = c.layers[0];
   ppl::KvReport report(c, ppl::KvRefType::F16, [](int, int) { return false; });
   std::vector<float> q(kHeads * kD), k(kD), v(kD);
   const int32_t seq = 0;
