@@ -22,6 +22,29 @@ constexpr int64_t kColBlock = 64;
 // Rows per scheduling unit for decode: enough rows per task to amortise the
 // call overhead, few enough to balance threads.
 constexpr int64_t kRowTile = quant::kMaxTile;
+// With many columns, the activations of one column block over one k panel
+// should fit in a core's L2 next to the weight rows being swept; with long
+// rows (9728 in ffn_down of Qwen3-4B) a whole column block does not, and
+// every row tile would stream it again from L3 or DRAM.
+constexpr size_t kPanelActBytes = 512u << 10;
+// Panels start at multiples of this many values: every block size divides it.
+constexpr int64_t kPanelAlign = 256;
+
+// Length of the k panels for a product with n_cols columns (whole rows when
+// the activations of a column block already fit, and always for a GEMV).
+int64_t panel_length(const quant::QuantTraits& q, int64_t cols, int64_t n_cols) {
+  if (n_cols <= 1) return cols;
+  const int64_t block_cols = std::min<int64_t>(n_cols, kColBlock);
+  const auto align_bytes = row_bytes(q.act_type, kPanelAlign);
+  if (!align_bytes || *align_bytes == 0) return cols;
+  const int64_t units = (int64_t)(kPanelActBytes / ((size_t)block_cols * *align_bytes));
+  const int64_t len = std::max<int64_t>(1, units) * kPanelAlign;
+  if (len >= cols) return cols;
+  // Panels of (nearly) equal length, so the last one is not a sliver.
+  const int64_t n_panels = (cols + len - 1) / len;
+  const int64_t even = (cols + n_panels - 1) / n_panels;
+  return (even + kPanelAlign - 1) / kPanelAlign * kPanelAlign;
+}
 
 }  // namespace
 
@@ -43,38 +66,95 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
 
   const auto* wbytes = static_cast<const uint8_t*>(w.data);
   const int64_t n_row_tiles = (w.rows + kRowTile - 1) / kRowTile;
+  const int64_t kc = panel_length(q, w.cols, n_cols);
 
   // Row tiles are handed out from a shared counter in small chunks, so a
   // thread slowed by the machine's other load does not hold up the rest.
   const int64_t chunk = std::max<int64_t>(1, n_row_tiles / (8 * (int64_t)pool.size()));
   for (int64_t c0 = 0; c0 < n_cols; c0 += kColBlock) {
     const int64_t c1 = std::min(n_cols, c0 + kColBlock);
-    std::atomic<int64_t> next{0};
-    auto work = [&](int, int) {
-      float tile[quant::kMaxTile * quant::kMaxTile];
-      for (;;) {
-        const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (tb >= n_row_tiles) return;
-        const int64_t te = std::min(n_row_tiles, tb + chunk);
-        for (int64_t t = tb; t < te; ++t) {
-          const int64_t r0 = t * kRowTile;
-          const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
-          for (int64_t c = c0; c < c1; c += quant::kMaxTile) {
-            const int nc = (int)std::min<int64_t>(quant::kMaxTile, c1 - c);
-            // tile[r * kMaxTile + j] = dot(row r0 + r, column c + j)
-            q.dot(w.cols, wbytes + (size_t)r0 * w.row_bytes, w.row_bytes, nr, act + (size_t)c * act_stride,
-                  act_stride, nc, tile, quant::kMaxTile);
-            for (int j = 0; j < nc; ++j) {
-              float* yc = y + (size_t)(c + j) * y_stride + r0;
-              for (int r = 0; r < nr; ++r) yc[r] = tile[r * quant::kMaxTile + j];
+    for (int64_t k0 = 0; k0 < w.cols; k0 += kc) {
+      // Byte offsets of the panel inside a weight row and an activation row
+      // (k0 is a multiple of kPanelAlign, so of every block size).
+      const int64_t klen = std::min(kc, w.cols - k0);
+      const size_t w_off = k0 == 0 ? 0 : *row_bytes(q.type, (uint64_t)k0);
+      const size_t a_off = k0 == 0 ? 0 : *row_bytes(q.act_type, (uint64_t)k0);
+      const bool first = k0 == 0;
+      std::atomic<int64_t> next{0};
+      auto work = [&](int, int) {
+        float tile[quant::kMaxTile * quant::kMaxTile];
+        for (;;) {
+          const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
+          if (tb >= n_row_tiles) return;
+          const int64_t te = std::min(n_row_tiles, tb + chunk);
+          for (int64_t t = tb; t < te; ++t) {
+            const int64_t r0 = t * kRowTile;
+            const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
+            for (int64_t c = c0; c < c1; c += quant::kMaxTile) {
+              const int nc = (int)std::min<int64_t>(quant::kMaxTile, c1 - c);
+              // tile[r * kMaxTile + j] = dot of row r0 + r and column c + j over the panel
+              q.dot(klen, wbytes + (size_t)r0 * w.row_bytes + w_off, w.row_bytes, nr,
+                    act + (size_t)c * act_stride + a_off, act_stride, nc, tile, quant::kMaxTile);
+              for (int j = 0; j < nc; ++j) {
+                float* yc = y + (size_t)(c + j) * y_stride + r0;
+                if (first)
+                  for (int r = 0; r < nr; ++r) yc[r] = tile[r * quant::kMaxTile + j];
+                else
+                  for (int r = 0; r < nr; ++r) yc[r] += tile[r * quant::kMaxTile + j];
+              }
             }
           }
         }
-      }
-    };
-    if (n_row_tiles <= 1) work(0, 1);
-    else pool.run(work);
+      };
+      if (n_row_tiles <= 1) work(0, 1);
+      else pool.run(work);
+    }
   }
+}
+
+void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, size_t x_stride,
+                         int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch) {
+  constexpr int kMaxOutputs = 4;
+  bool shared = n_cols == 1 && n_outs >= 1 && n_outs <= kMaxOutputs;
+  for (int i = 1; shared && i < n_outs; ++i)
+    shared = outs[i].w->traits->act_type == outs[0].w->traits->act_type && outs[i].w->cols == outs[0].w->cols;
+  if (!shared) {
+    for (int i = 0; i < n_outs; ++i) matmul(*outs[i].w, x, x_stride, n_cols, outs[i].y, outs[i].y_stride, pool, scratch);
+    return;
+  }
+  const WeightMatrix& w0 = *outs[0].w;
+  const auto act_row = row_bytes(w0.traits->act_type, (uint64_t)w0.cols);
+  require(act_row.has_value(), "matmul: row length " + std::to_string(w0.cols) +
+                                   " is not a multiple of the block size of " + type_name(w0.traits->act_type));
+  uint8_t* act = scratch.reserve(*act_row);
+  w0.traits->quantize_act(x, act, w0.cols);
+
+  // Row tiles of all outputs numbered one after another.
+  int64_t first_tile[kMaxOutputs + 1] = {0};
+  for (int i = 0; i < n_outs; ++i) first_tile[i + 1] = first_tile[i] + (outs[i].w->rows + kRowTile - 1) / kRowTile;
+  const int64_t n_tiles = first_tile[n_outs];
+  const int64_t chunk = std::max<int64_t>(1, n_tiles / (8 * (int64_t)pool.size()));
+  std::atomic<int64_t> next{0};
+  auto work = [&](int, int) {
+    float tile[quant::kMaxTile * quant::kMaxTile];
+    for (;;) {
+      const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (tb >= n_tiles) return;
+      const int64_t te = std::min(n_tiles, tb + chunk);
+      int m = 0;
+      for (int64_t t = tb; t < te; ++t) {
+        while (t >= first_tile[m + 1]) ++m;
+        const WeightMatrix& w = *outs[m].w;
+        const int64_t r0 = (t - first_tile[m]) * kRowTile;
+        const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
+        w.traits->dot(w.cols, static_cast<const uint8_t*>(w.data) + (size_t)r0 * w.row_bytes, w.row_bytes, nr, act,
+                      *act_row, 1, tile, quant::kMaxTile);
+        for (int r = 0; r < nr; ++r) outs[m].y[r0 + r] = tile[r * quant::kMaxTile];
+      }
+    }
+  };
+  if (n_tiles <= 1) work(0, 1);
+  else pool.run(work);
 }
 
 }  // namespace oscar::kernels

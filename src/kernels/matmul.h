@@ -40,6 +40,22 @@ class MatmulScratch {
 void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
             size_t y_stride, ThreadPool& pool, MatmulScratch& scratch);
 
+// One product of several that read the same input: y = W x, rows of y
+// `y_stride` floats apart.
+struct MatmulOutput {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+  size_t y_stride = 0;
+};
+
+// The products of several matrices with one input (Q/K/V, gate/up). For one
+// column (decode) whose matrices share an activation format and row length,
+// the input is converted once and the row tiles of every matrix run in one
+// parallel region: a decode step then waits for its threads fewer times.
+// Otherwise it is one matmul per output.
+void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, size_t x_stride,
+                         int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch);
+
 // Convenience for a single column (decode).
 inline void gemv(const WeightMatrix& w, const float* x, float* y, ThreadPool& pool,
                  MatmulScratch& scratch) {

@@ -140,8 +140,8 @@ void Forward::ffn_block(int il, int n) {
   const size_t E = (size_t)c.n_embd, ff = (size_t)c.ff_of(il);
   for (int i = 0; i < n; ++i)
     kernels::rms_norm(&x_[i * E], lw.ffn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps);
-  kernels::matmul(lw.ffn_gate, xn_.data(), E, n, ff_a_.data(), ff, pool_, mm_);
-  kernels::matmul(lw.ffn_up, xn_.data(), E, n, ff_b_.data(), ff, pool_, mm_);
+  const kernels::MatmulOutput gate_up[2] = {{&lw.ffn_gate, ff_a_.data(), ff}, {&lw.ffn_up, ff_b_.data(), ff}};
+  kernels::matmul_shared_input(gate_up, 2, xn_.data(), E, n, pool_, mm_);
   if (l.ffn_act == model::FfnActivation::GeluTanh) geglu(ff_a_.data(), ff_b_.data(), ff_a_.data(), (size_t)n * ff);
   else kernels::swiglu(ff_a_.data(), ff_b_.data(), ff_a_.data(), (size_t)n * ff);
   kernels::matmul(lw.ffn_down, ff_a_.data(), ff, n, xn_.data(), E, pool_, mm_);

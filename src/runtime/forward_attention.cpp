@@ -23,13 +23,15 @@ void Forward::attention_block(int il, int n) {
 
   for (int i = 0; i < n; ++i)
     kernels::rms_norm(&x_[i * E], lw.attn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps);
-  kernels::matmul(lw.wq, xn_.data(), E, n, q_.data(), qw, pool_, mm_);
+  kernels::MatmulOutput proj[3] = {{&lw.wq, q_.data(), qw}};
+  int n_proj = 1;
   if (own) {
-    kernels::matmul(lw.wk, xn_.data(), E, n, k_.data(), kvw, pool_, mm_);
-    // Gemma 4 k_eq_v layers: V is the K projection before K's norm and RoPE.
-    if (l.v_from_k) std::copy(k_.begin(), k_.begin() + (long)(n * kvw), v_.begin());
-    else kernels::matmul(lw.wv, xn_.data(), E, n, v_.data(), kvw, pool_, mm_);
+    proj[n_proj++] = {&lw.wk, k_.data(), kvw};
+    if (!l.v_from_k) proj[n_proj++] = {&lw.wv, v_.data(), kvw};
   }
+  kernels::matmul_shared_input(proj, n_proj, xn_.data(), E, n, pool_, mm_);
+  // Gemma 4 k_eq_v layers: V is the K projection before K's norm and RoPE.
+  if (own && l.v_from_k) std::copy(k_.begin(), k_.begin() + (long)(n * kvw), v_.begin());
   const bool neox = l.rope_style == model::RopeStyle::NeoX;
   const float* factors = lw.rope_freqs.empty() ? nullptr : lw.rope_freqs.data();
   for (int i = 0; i < n; ++i) {

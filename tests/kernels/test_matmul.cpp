@@ -75,7 +75,10 @@ void check_type(const quant::QuantTable& table, TensorType t, const Case& cs) {
 
 TEST(Matmul, AllTypesGemvAndGemmMatchReferences) {
   quant::QuantTable table(detect_cpu());
-  const Case cases[] = {{1, 256, 1, 1}, {37, 512, 1, 2}, {19, 256, 13, 3}, {64, 768, 70, 2}};
+  // The last case has rows long enough that matmul splits k into panels for
+  // every activation format (f32, Q8_0 and Q8_K) and sums the panels.
+  const Case cases[] = {{1, 256, 1, 1}, {37, 512, 1, 2}, {19, 256, 13, 3}, {64, 768, 70, 2},
+                        {20, 8448, 66, 2}};
   for (TensorType t : kAllTypes)
     for (const Case& cs : cases) {
       SCOPED_TRACE(type_name(t) + " rows=" + std::to_string(cs.rows) + " cols=" +
@@ -94,6 +97,73 @@ TEST(Matmul, RejectsRowLengthNotMultipleOfBlock) {
   MatmulScratch scratch;
   std::vector<float> x(40), y(1);
   EXPECT_THROW(matmul(w, x.data(), 40, 1, y.data(), 1, pool, scratch), Error);
+}
+
+// A quantized matrix of random weights, kept with its bytes.
+struct OwnedMatrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix w;
+};
+
+OwnedMatrix random_matrix(const quant::QuantTable& table, TensorType t, int64_t rows, int64_t cols,
+                          std::mt19937& rng) {
+  const quant::QuantTraits& q = table.get(t);
+  const size_t rb = *row_bytes(t, (uint64_t)cols);
+  OwnedMatrix m{std::vector<uint8_t>(rb * (size_t)rows), {}};
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> row((size_t)cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = nd(rng);
+    q.quantize(row.data(), &m.bytes[(size_t)r * rb], cols);
+  }
+  m.w = WeightMatrix{&q, m.bytes.data(), rows, cols, rb};
+  return m;
+}
+
+// Several products with one input must give exactly what one matmul per
+// matrix gives: in one region (same activation format: Q4_K and Q6_K both
+// use Q8_K) and through the fallback (mixed formats, several columns).
+TEST(Matmul, SharedInputMatchesOneMatmulPerMatrix) {
+  quant::QuantTable table(detect_cpu());
+  std::mt19937 rng(3);
+  const int64_t cols = 512;
+  struct Setup {
+    std::vector<TensorType> types;
+    int64_t n_cols;
+  };
+  const Setup setups[] = {{{TensorType::Q4_K, TensorType::Q4_K, TensorType::Q6_K}, 1},
+                          {{TensorType::Q4_K, TensorType::Q6_K}, 1},
+                          {{TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0}, 1},
+                          {{TensorType::F16, TensorType::Q4_K, TensorType::Q6_K}, 1},
+                          {{TensorType::Q4_K, TensorType::Q6_K}, 3}};
+  for (int threads : {1, 2, 3})
+    for (const Setup& st : setups) {
+      ThreadPool pool(threads);
+      MatmulScratch scratch;
+      std::vector<OwnedMatrix> ms;
+      const int64_t rows_of[] = {37, 8, 130};
+      for (size_t i = 0; i < st.types.size(); ++i) ms.push_back(random_matrix(table, st.types[i], rows_of[i], cols, rng));
+      std::vector<float> x((size_t)(cols * st.n_cols));
+      std::normal_distribution<float> nd(0, 1);
+      for (auto& v : x) v = nd(rng);
+      std::vector<std::vector<float>> got(ms.size()), want(ms.size());
+      std::vector<MatmulOutput> outs;
+      for (size_t i = 0; i < ms.size(); ++i) {
+        const size_t stride = (size_t)ms[i].w.rows + 2;
+        got[i].assign(stride * (size_t)st.n_cols, NAN);
+        want[i].assign(stride * (size_t)st.n_cols, NAN);
+        matmul(ms[i].w, x.data(), (size_t)cols, st.n_cols, want[i].data(), stride, pool, scratch);
+        outs.push_back({&ms[i].w, got[i].data(), stride});
+      }
+      matmul_shared_input(outs.data(), (int)outs.size(), x.data(), (size_t)cols, st.n_cols, pool, scratch);
+      for (size_t i = 0; i < ms.size(); ++i)
+        for (size_t k = 0; k < got[i].size(); ++k) {
+          // Bitwise equal, NaN padding included (memcmp-like comparison).
+          ASSERT_TRUE(got[i][k] == want[i][k] || (std::isnan(got[i][k]) && std::isnan(want[i][k])))
+              << "threads " << threads << " output " << i << " index " << k << ": " << got[i][k] << " vs "
+              << want[i][k];
+        }
+    }
 }
 
 }  // namespace
