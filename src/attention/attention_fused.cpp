@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -71,11 +72,16 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   // Partial results per item: m (group), l (group), acc (group, d).
   std::vector<float> part((size_t)items * group * (d + 2));
 
-  pool.parallel_for((size_t)items, 1, [&](size_t begin, size_t end) {
+  // Items are handed out in small runs from a shared counter, latest tokens
+  // first: in a causal prompt they read the most rows, and a static split
+  // would leave the thread with the early tokens idle.
+  std::atomic<size_t> next{0};
+  const size_t run_len = std::max<size_t>(1, (size_t)items / (16 * (size_t)pool.size()));
+  pool.run([&](int, int) {
     std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
     std::vector<int> keys;
     std::vector<Partial> st((size_t)group);
-    for (size_t item = begin; item < end; ++item) {
+    auto process = [&](size_t item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const int t = pair / n_kv, g = pair % n_kv;
       const int seq = b.seq[t], pos = b.pos[t], n_cached = b.n_cached[t];
@@ -118,24 +124,28 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         keys.clear();
         for (int j = 0; j < b.n_tokens; ++j)
           if (b.seq[j] == seq && b.pos[j] <= pos && b.pos[j] >= std::max(n_cached, lo)) keys.push_back(j);
-        for (size_t k0 = 0; k0 < keys.size(); k0 += kBlock) {
-          const int n = (int)std::min<size_t>(kBlock, keys.size() - k0);
+        for (size_t k0 = 0; k0 < keys.size();) {
+          // A block of consecutive batch rows (one sequence's tokens are).
+          size_t k1 = k0 + 1;
+          while (k1 < keys.size() && k1 - k0 < (size_t)kBlock && keys[k1] == keys[k1 - 1] + 1) ++k1;
+          const int n = (int)(k1 - k0);
+          const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
+          score_rows_f32(b.k + off, (size_t)kv_width, n, gq, scale, scores.data(), kBlock);
           for (int h = 0; h < group; ++h)
-            for (int j = 0; j < n; ++j)
-              scores[(size_t)h * kBlock + j] =
-                  kernels::dot_f32(gq.q + (size_t)h * d, b.k + (size_t)keys[k0 + j] * kv_width + (size_t)g * d, d) * scale;
-          for (int h = 0; h < group; ++h) {
             softmax_update(st[(size_t)h], &scores[(size_t)h * kBlock], &p[(size_t)h * kBlock], n, d);
-            for (int j = 0; j < n; ++j)
-              kernels::axpy(p[(size_t)h * kBlock + j], b.v + (size_t)keys[k0 + j] * kv_width + (size_t)g * d,
-                            st[(size_t)h].acc, d);
-          }
+          accumulate_rows_f32(b.v + off, (size_t)kv_width, n, p.data(), kBlock, group, d, base + 2 * group);
+          k0 = k1;
         }
       }
       for (int h = 0; h < group; ++h) {
         base[h] = st[(size_t)h].m;
         base[group + h] = st[(size_t)h].l;
       }
+    };
+    for (;;) {
+      const size_t r0 = next.fetch_add(run_len, std::memory_order_relaxed);
+      if (r0 >= (size_t)items) return;
+      for (size_t r = r0; r < std::min((size_t)items, r0 + run_len); ++r) process(r);
     }
   });
 

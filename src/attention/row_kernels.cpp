@@ -80,6 +80,36 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
   }
 }
 
+void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const GroupQuery& gq, float scale,
+                    float* scores, size_t stride) {
+  const int d = gq.d;
+  if (simd().score_f32 && detail::simd8_f16(d)) {
+    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0};
+    const int tile = simd().max_heads;
+    for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
+      simd().score_f32(b, gq.q + (size_t)h0 * d, std::min(tile, gq.n_heads - h0), scale,
+                       scores + (size_t)h0 * stride, stride);
+    return;
+  }
+  for (int j = 0; j < n_rows; ++j)
+    for (int h = 0; h < gq.n_heads; ++h)
+      scores[(size_t)h * stride + j] = kernels::dot_f32(gq.q + (size_t)h * d, rows + (size_t)j * row_stride, d) * scale;
+}
+
+void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
+                         int n_heads, int d, float* acc) {
+  if (simd().accumulate_f32 && detail::simd8_f16(d)) {
+    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0};
+    const int tile = simd().max_heads;
+    for (int h0 = 0; h0 < n_heads; h0 += tile)
+      simd().accumulate_f32(b, p + (size_t)h0 * stride, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * d,
+                            nullptr);
+    return;
+  }
+  for (int j = 0; j < n_rows; ++j)
+    for (int h = 0; h < n_heads; ++h) kernels::axpy(p[(size_t)h * stride + j], rows + (size_t)j * row_stride, acc + (size_t)h * d, d);
+}
+
 float exp_shifted(const float* s, float m, float* p, int n) {
   if (simd().exp_shifted) return simd().exp_shifted(s, m, p, n);
   float sum = 0.0f;

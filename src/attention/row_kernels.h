@@ -25,6 +25,13 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp);
 
+// The same for rows of f32 values `row_stride` floats apart (the batch's own
+// keys and values, not yet stored in the cache).
+void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const GroupQuery& gq, float scale,
+                    float* scores, size_t stride);
+void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
+                         int n_heads, int d, float* acc);
+
 // The softmax weights of a block: p[j] = exp(s[j] - m) for j < n, where
 // every s[j] <= m (m is the running maximum); returns their sum. Vectorised
 // where the CPU allows (a few ulp from std::exp), std::exp otherwise.

@@ -35,11 +35,14 @@ using ExpKernel = float (*)(const float* s, float m, float* p, int n);
 struct RowKernels {
   ScoreKernel score_f16 = nullptr, score_q2 = nullptr;
   AccumulateKernel accumulate_f16 = nullptr, accumulate_q2 = nullptr;
+  // f32 rows: the keys and values of the batch itself (prompt processing).
+  ScoreKernel score_f32 = nullptr;
+  AccumulateKernel accumulate_f32 = nullptr;
   ExpKernel exp_shifted = nullptr;
   int max_heads = 0;  // query heads one call takes (register budget of the ISA)
 };
 
-// Shapes the 8-wide kernels take: whole 8-value chunks, and q2 groups whose
+// Shapes the 8-wide kernels take: whole 8-value chunks (f16 and f32 rows), and q2 groups whose
 // quarters (g / 4 codes, one 2-bit field of each code byte) are whole chunks.
 inline bool simd8_f16(int d) { return d > 0 && d % 8 == 0; }
 inline bool simd8_q2(int d, int g) { return g > 0 && g % 32 == 0 && d % g == 0 && d / g <= kMaxGroups; }

@@ -7,6 +7,7 @@
 // here has internal linkage, so the two copies never meet at link time.
 // Rows are read in their stored form and turned into 8
 // floats at a time in registers, never into a decoded copy of the row:
+//   f32:  the batch's own rows, loaded as they are;
 //   f16:  one F16C conversion per 8 values;
 //   q2_0: one byte of codes holds the 2-bit codes of values j, j+g/4, j+g/2,
 //         j+3g/4 of its group, so 8 code bytes widened to 32-bit lanes give a
@@ -50,6 +51,16 @@ inline __m256 codes8(const uint8_t* p, __m256i shift) {
   return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c, shift), _mm256_set1_epi32(3)));
 }
 
+// Fields k0 .. k0+C-1 (shifts 2*k0, ...) of 8 consecutive code bytes, as floats 0..3.
+template <int C>
+inline void code_quarters(const uint8_t* p, int k0, __m256* x) {
+  const __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  #pragma GCC unroll 16
+  for (int k = 0; k < C; ++k)
+    x[k] = _mm256_cvtepi32_ps(
+        _mm256_and_si256(_mm256_srlv_epi32(c, _mm256_set1_epi32(2 * (k0 + k))), _mm256_set1_epi32(3)));
+}
+
 // Scores two rows per pass: `chunks(ra, rb, visit)` calls visit(i, xa, xb)
 // with values i..i+7 of both rows as floats, in any order.
 template <int H, class Chunks>
@@ -59,14 +70,17 @@ void score_pairs(const RowBlock& b, const float* q, float scale, float* scores, 
     const uint8_t* ra = b.rows + (size_t)j * b.stride;
     const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
     __m256 a[H], c[H];
+    #pragma GCC unroll 16
     for (int h = 0; h < H; ++h) a[h] = c[h] = _mm256_setzero_ps();
     chunks(ra, rb, [&](int i, __m256 xa, __m256 xb) {
+      #pragma GCC unroll 16
       for (int h = 0; h < H; ++h) {
         const __m256 qv = _mm256_loadu_ps(q + (size_t)h * d + i);
         a[h] = _mm256_fmadd_ps(qv, xa, a[h]);
         c[h] = _mm256_fmadd_ps(qv, xb, c[h]);
       }
     });
+    #pragma GCC unroll 16
     for (int h = 0; h < H; ++h) {
       scores[(size_t)h * ss + j] = hsum(a[h]) * scale;
       if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = hsum(c[h]) * scale;
@@ -74,11 +88,20 @@ void score_pairs(const RowBlock& b, const float* q, float scale, float* scores, 
   }
 }
 
-template <int H>
-void score_f16_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
+// Values i..i+7 of a float row: stored as f16 (cached rows) or f32 (the
+// batch's own keys and values, before they are stored).
+struct LoadF16 {
+  static __m256 at(const uint8_t* row, int i) { return f16x8(row + 2 * i); }
+};
+struct LoadF32 {
+  static __m256 at(const uint8_t* row, int i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i); }
+};
+
+template <int H, class Load>
+void score_float_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
   const int d = b.d;
   score_pairs<H>(b, q, scale, scores, ss, [d](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
-    for (int i = 0; i < d; i += 8) visit(i, f16x8(ra + 2 * i), f16x8(rb + 2 * i));
+    for (int i = 0; i < d; i += 8) visit(i, Load::at(ra, i), Load::at(rb, i));
   });
 }
 
@@ -99,34 +122,76 @@ void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, s
   });
 }
 
-template <int H>
-void accumulate_f16_h(const RowBlock& b, const float* p, size_t ps, float* acc) {
-  const int d = b.d, n = b.n;
-  for (int i = 0; i < d; i += 8) {
-    __m256 a[H], c[H];
-    for (int h = 0; h < H; ++h) {
-      a[h] = _mm256_loadu_ps(acc + (size_t)h * d + i);
-      c[h] = _mm256_setzero_ps();
-    }
-    const uint8_t* r = b.rows + 2 * i;
-    int j = 0;
-    for (; j + 2 <= n; j += 2, r += 2 * b.stride) {
-      const __m256 x0 = f16x8(r), x1 = f16x8(r + b.stride);
-      for (int h = 0; h < H; ++h) {
-        a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j), x0, a[h]);
-        c[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j + 1), x1, c[h]);
-      }
-    }
-    if (j < n) {
-      const __m256 x0 = f16x8(r);
-      for (int h = 0; h < H; ++h) a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + (size_t)h * ps + j), x0, a[h]);
-    }
-    for (int h = 0; h < H; ++h) _mm256_storeu_ps(acc + (size_t)h * d + i, _mm256_add_ps(a[h], c[h]));
-  }
+// Value chunks (8 floats each) one accumulate pass keeps in registers for H
+// heads: each broadcast weight then feeds C FMAs instead of one, which is
+// what bounds small GQA groups. AVX2 (MaxH 4) has 16 registers, AVX-512VL
+// (MaxH 8) 32. Every lane sums its rows in the same order whatever C is, so
+// both kernel sets stay bit-identical.
+template <int MaxH, int H>
+constexpr int chunks_per_pass() {
+  const int c = MaxH / H, cap = MaxH > 4 ? 4 : 2;
+  return c < 1 ? 1 : (c > cap ? cap : c);
 }
 
-template <int H>
+template <int H, int C, class Load>
+inline void accumulate_float_chunks(const RowBlock& b, const float* p, size_t ps, float* acc, int i) {
+  const int d = b.d, n = b.n;
+  __m256 a[H * C], c[H * C];
+  #pragma GCC unroll 16
+  for (int h = 0; h < H; ++h)
+    #pragma GCC unroll 16
+    for (int k = 0; k < C; ++k) {
+      a[h * C + k] = _mm256_loadu_ps(acc + (size_t)h * d + i + 8 * k);
+      c[h * C + k] = _mm256_setzero_ps();
+    }
+  const uint8_t* r = b.rows;
+  int j = 0;
+  for (; j + 2 <= n; j += 2, r += 2 * b.stride) {
+    __m256 x0[C], x1[C];
+    #pragma GCC unroll 16
+    for (int k = 0; k < C; ++k) {
+      x0[k] = Load::at(r, i + 8 * k);
+      x1[k] = Load::at(r + b.stride, i + 8 * k);
+    }
+    #pragma GCC unroll 16
+    for (int h = 0; h < H; ++h) {
+      const __m256 w0 = _mm256_broadcast_ss(p + (size_t)h * ps + j);
+      const __m256 w1 = _mm256_broadcast_ss(p + (size_t)h * ps + j + 1);
+      #pragma GCC unroll 16
+      for (int k = 0; k < C; ++k) {
+        a[h * C + k] = _mm256_fmadd_ps(w0, x0[k], a[h * C + k]);
+        c[h * C + k] = _mm256_fmadd_ps(w1, x1[k], c[h * C + k]);
+      }
+    }
+  }
+  if (j < n) {
+    __m256 x0[C];
+    #pragma GCC unroll 16
+    for (int k = 0; k < C; ++k) x0[k] = Load::at(r, i + 8 * k);
+    #pragma GCC unroll 16
+    for (int h = 0; h < H; ++h) {
+      const __m256 w0 = _mm256_broadcast_ss(p + (size_t)h * ps + j);
+      #pragma GCC unroll 16
+      for (int k = 0; k < C; ++k) a[h * C + k] = _mm256_fmadd_ps(w0, x0[k], a[h * C + k]);
+    }
+  }
+  #pragma GCC unroll 16
+  for (int h = 0; h < H; ++h)
+    #pragma GCC unroll 16
+    for (int k = 0; k < C; ++k) _mm256_storeu_ps(acc + (size_t)h * d + i + 8 * k, _mm256_add_ps(a[h * C + k], c[h * C + k]));
+}
+
+template <int H, int C, class Load>
+void accumulate_float_h(const RowBlock& b, const float* p, size_t ps, float* acc) {
+  int i = 0;
+  if constexpr (C > 1)
+    for (; i + 8 * C <= b.d; i += 8 * C) accumulate_float_chunks<H, C, Load>(b, p, ps, acc, i);
+  for (; i < b.d; i += 8) accumulate_float_chunks<H, 1, Load>(b, p, ps, acc, i);
+}
+
+template <int H, int C>
 void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
+  static_assert(4 % C == 0, "a pass takes 1, 2 or 4 of a group's quarters");
   const int d = b.d, g = b.g, qn = g / 4, ng = d / g, n = b.n;
   const size_t gb = 4 + (size_t)qn;  // bytes per group
   // Σ_j p_j (lo_j + s_j c_j) = Σ_j p_j lo_j + Σ_j (p_j s_j) c_j: weights with
@@ -138,6 +203,7 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
     const uint8_t* row = b.rows + (size_t)j * b.stride;
     for (int gi = 0; gi < ng; ++gi) {
       const float s = f16_at(row + gi * gb), lo = f16_at(row + gi * gb + 2);
+      #pragma GCC unroll 16
       for (int h = 0; h < H; ++h) {
         const float w = p[(size_t)h * ps + j];
         ws[((size_t)gi * n + j) * H + h] = w * s;
@@ -145,33 +211,53 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
       }
     }
   }
+  // C quarters of a group per pass: their codes are the 2-bit fields of the
+  // same code bytes, so one load and widening serves C chunks of values.
   for (int gi = 0; gi < ng; ++gi)
-    for (int k = 0; k < 4; ++k) {
-      const __m256i shift = _mm256_set1_epi32(2 * k);
+    for (int k0 = 0; k0 < 4; k0 += C)
       for (int cb = 0; cb < qn; cb += 8) {
-        const int i = gi * g + k * qn + cb;
-        __m256 a[H], c[H];
-        for (int h = 0; h < H; ++h) {
-          a[h] = _mm256_add_ps(_mm256_loadu_ps(acc + (size_t)h * d + i), _mm256_set1_ps(wl[gi * H + h]));
-          c[h] = _mm256_setzero_ps();
-        }
+        __m256 a[H * C], c[H * C];
+        #pragma GCC unroll 16
+        for (int h = 0; h < H; ++h)
+          #pragma GCC unroll 16
+          for (int k = 0; k < C; ++k) {
+            const int i = gi * g + (k0 + k) * qn + cb;
+            a[h * C + k] = _mm256_add_ps(_mm256_loadu_ps(acc + (size_t)h * d + i), _mm256_set1_ps(wl[gi * H + h]));
+            c[h * C + k] = _mm256_setzero_ps();
+          }
         const uint8_t* r = b.rows + gi * gb + 4 + cb;
         const float* w = ws + (size_t)gi * n * H;
         int j = 0;
         for (; j + 2 <= n; j += 2, r += 2 * b.stride, w += 2 * H) {
-          const __m256 x0 = codes8(r, shift), x1 = codes8(r + b.stride, shift);
+          __m256 x0[C], x1[C];
+          code_quarters<C>(r, k0, x0);
+          code_quarters<C>(r + b.stride, k0, x1);
+          #pragma GCC unroll 16
           for (int h = 0; h < H; ++h) {
-            a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + h), x0, a[h]);
-            c[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + H + h), x1, c[h]);
+            const __m256 w0 = _mm256_broadcast_ss(w + h), w1 = _mm256_broadcast_ss(w + H + h);
+            #pragma GCC unroll 16
+            for (int k = 0; k < C; ++k) {
+              a[h * C + k] = _mm256_fmadd_ps(w0, x0[k], a[h * C + k]);
+              c[h * C + k] = _mm256_fmadd_ps(w1, x1[k], c[h * C + k]);
+            }
           }
         }
         if (j < n) {
-          const __m256 x0 = codes8(r, shift);
-          for (int h = 0; h < H; ++h) a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + h), x0, a[h]);
+          __m256 x0[C];
+          code_quarters<C>(r, k0, x0);
+          #pragma GCC unroll 16
+          for (int h = 0; h < H; ++h) {
+            const __m256 w0 = _mm256_broadcast_ss(w + h);
+            #pragma GCC unroll 16
+            for (int k = 0; k < C; ++k) a[h * C + k] = _mm256_fmadd_ps(w0, x0[k], a[h * C + k]);
+          }
         }
-        for (int h = 0; h < H; ++h) _mm256_storeu_ps(acc + (size_t)h * d + i, _mm256_add_ps(a[h], c[h]));
+        #pragma GCC unroll 16
+        for (int h = 0; h < H; ++h)
+          #pragma GCC unroll 16
+          for (int k = 0; k < C; ++k)
+            _mm256_storeu_ps(acc + (size_t)h * d + gi * g + (k0 + k) * qn + cb, _mm256_add_ps(a[h * C + k], c[h * C + k]));
       }
-    }
 }
 
 // exp(x) for x <= 0: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so r
@@ -233,21 +319,46 @@ void by_heads(int n_heads, A... args) {
 
 template <int H>
 struct ScoreF16 {
-  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_f16_h<H>(b, q, scale, s, ss); }
+  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
+    score_float_h<H, LoadF16>(b, q, scale, s, ss);
+  }
+};
+template <int H>
+struct ScoreF32 {
+  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
+    score_float_h<H, LoadF32>(b, q, scale, s, ss);
+  }
 };
 template <int H>
 struct ScoreQ2 {
   static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_q2_h<H>(b, q, scale, s, ss); }
 };
-template <int H>
+template <int MaxH>
 struct AccF16 {
-  static void run(const RowBlock& b, const float* p, size_t ps, float* acc) { accumulate_f16_h<H>(b, p, ps, acc); }
+  template <int H>
+  struct K {
+    static void run(const RowBlock& b, const float* p, size_t ps, float* acc) {
+      accumulate_float_h<H, chunks_per_pass<MaxH, H>(), LoadF16>(b, p, ps, acc);
+    }
+  };
 };
-template <int H>
+template <int MaxH>
+struct AccF32 {
+  template <int H>
+  struct K {
+    static void run(const RowBlock& b, const float* p, size_t ps, float* acc) {
+      accumulate_float_h<H, chunks_per_pass<MaxH, H>(), LoadF32>(b, p, ps, acc);
+    }
+  };
+};
+template <int MaxH>
 struct AccQ2 {
-  static void run(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
-    accumulate_q2_h<H>(b, p, ps, acc, scratch);
-  }
+  template <int H>
+  struct K {
+    static void run(const RowBlock& b, const float* p, size_t ps, float* acc, float* scratch) {
+      accumulate_q2_h<H, chunks_per_pass<MaxH, H>()>(b, p, ps, acc, scratch);
+    }
+  };
 };
 
 template <int MaxH>
@@ -255,22 +366,31 @@ void score_f16(const RowBlock& b, const float* q, int n_heads, float scale, floa
   by_heads<MaxH, ScoreF16>(n_heads, b, q, scale, scores, stride);
 }
 template <int MaxH>
+void score_f32(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
+  by_heads<MaxH, ScoreF32>(n_heads, b, q, scale, scores, stride);
+}
+template <int MaxH>
 void score_q2(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
   by_heads<MaxH, ScoreQ2>(n_heads, b, q, scale, scores, stride);
 }
 template <int MaxH>
 void accumulate_f16(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
-  by_heads<MaxH, AccF16>(n_heads, b, p, stride, acc);
+  by_heads<MaxH, AccF16<MaxH>::template K>(n_heads, b, p, stride, acc);
+}
+template <int MaxH>
+void accumulate_f32(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
+  by_heads<MaxH, AccF32<MaxH>::template K>(n_heads, b, p, stride, acc);
 }
 template <int MaxH>
 void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float* scratch) {
-  by_heads<MaxH, AccQ2>(n_heads, b, p, stride, acc, scratch);
+  by_heads<MaxH, AccQ2<MaxH>::template K>(n_heads, b, p, stride, acc, scratch);
 }
 
 // The kernel set that takes up to MaxH heads per call.
 template <int MaxH>
 RowKernels simd8_kernels() {
-  return {score_f16<MaxH>, score_q2<MaxH>, accumulate_f16<MaxH>, accumulate_q2<MaxH>, exp_shifted, MaxH};
+  return {score_f16<MaxH>, score_q2<MaxH>,     accumulate_f16<MaxH>, accumulate_q2<MaxH>,
+          score_f32<MaxH>, accumulate_f32<MaxH>, exp_shifted,          MaxH};
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The SIMD row kernels of the fused attention against a reference computed
 // here in double precision from rows decoded by the codec (the definition of
-// what a stored row means): q2_0 with several group sizes and f16, head
+// what a stored row means): q2_0 with several group sizes, f16 and f32, head
 // dims 32..512, 1..9 query heads (tiles of 4 or 8 plus a remainder) and
 // block lengths that are odd, even and longer than one accumulate tile.
 #include <gtest/gtest.h>
@@ -142,6 +142,28 @@ TEST(RowKernels, EverySimdSetMatchesTheDispatchedOne) {
           EXPECT_EQ(a, want_a) << where;
         }
       }
+  // f32 rows (the batch's own keys and values).
+  for (int heads : {1, 5, 8, 9}) {
+    const int d = 128, n = 29;
+    std::vector<float> rows((size_t)n * d), q((size_t)heads * d), p((size_t)heads * n);
+    for (auto& v : rows) v = nd(rng);
+    for (auto& v : q) v = nd(rng);
+    for (auto& v : p) v = std::fabs(nd(rng));
+    std::vector<float> want_s((size_t)heads * n), want_a((size_t)heads * d, 0.5f);
+    score_rows_f32(rows.data(), d, n, GroupQuery{q.data(), heads, d}, 0.25f, want_s.data(), n);
+    accumulate_rows_f32(rows.data(), d, n, p.data(), n, heads, d, want_a.data());
+    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows.data()), d * sizeof(float), n, d, 0};
+    for (const auto& [name, k] : sets) {
+      std::vector<float> s((size_t)heads * n), a((size_t)heads * d, 0.5f);
+      for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
+        const int hn = std::min(k.max_heads, heads - h0);
+        k.score_f32(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
+        k.accumulate_f32(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, nullptr);
+      }
+      EXPECT_EQ(s, want_s) << name << " f32 heads=" << heads;
+      EXPECT_EQ(a, want_a) << name << " f32 heads=" << heads;
+    }
+  }
 #else
   GTEST_SKIP() << "x86-64 only";
 #endif
@@ -152,6 +174,51 @@ TEST(RowKernels, F16MatchesDecodedRows) {
   for (int d : {8, 64, 128, 256, 512, 20})
     for (int heads : {1, 3, 4, 8})
       for (int n : {1, 2, 33, 65}) check(kv::CacheType::F16, d, 0, heads, n, rng);
+}
+
+// f32 rows (the batch's own keys and values) through score_rows_f32 /
+// accumulate_rows_f32, rows spaced wider than d like a token's row of all KV
+// heads, against double sums of the same floats.
+TEST(RowKernels, F32RowsMatchDoubleSums) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.2f, 1.3f);
+  for (int d : {8, 64, 128, 512, 20})
+    for (int heads : {1, 2, 5, 8, 9})
+      for (int n : {1, 2, 31, 32}) {
+        const size_t rs = (size_t)d * 3 + 4;  // floats between rows
+        std::vector<float> rows(rs * (size_t)n), q((size_t)heads * d), acc((size_t)heads * d);
+        for (auto& v : rows) v = nd(rng);
+        for (auto& v : q) v = nd(rng);
+        for (auto& v : acc) v = nd(rng);
+        const size_t stride = (size_t)n + 3;
+        std::vector<float> scores((size_t)heads * stride, -7.0f), p((size_t)heads * stride);
+        for (auto& v : p) v = std::fabs(nd(rng));
+        const std::vector<float> acc0 = acc;
+        score_rows_f32(rows.data(), rs, n, GroupQuery{q.data(), heads, d}, 0.5f, scores.data(), stride);
+        accumulate_rows_f32(rows.data(), rs, n, p.data(), stride, heads, d, acc.data());
+        const std::string where = "d=" + std::to_string(d) + " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
+        for (int h = 0; h < heads; ++h) {
+          for (int j = 0; j < n; ++j) {
+            double sum = 0, mag = 0;
+            for (int i = 0; i < d; ++i) {
+              const double t = (double)q[(size_t)h * d + i] * rows[(size_t)j * rs + i];
+              sum += t;
+              mag += std::fabs(t);
+            }
+            ASSERT_NEAR(scores[(size_t)h * stride + j], 0.5 * sum, 0.5 * 1e-5 * mag + 1e-7) << where;
+          }
+          EXPECT_EQ(scores[(size_t)h * stride + n], -7.0f) << where << ": wrote past the block";
+          for (int i = 0; i < d; ++i) {
+            double a = acc0[(size_t)h * d + i], mag = std::fabs(a);
+            for (int j = 0; j < n; ++j) {
+              const double t = (double)p[(size_t)h * stride + j] * rows[(size_t)j * rs + i];
+              a += t;
+              mag += std::fabs(t);
+            }
+            ASSERT_NEAR(acc[(size_t)h * d + i], a, 1e-5 * mag + 1e-7) << where << " h=" << h << " i=" << i;
+          }
+        }
+      }
 }
 
 TEST(RowKernels, OtherTypesUseTheGenericPath) {
