@@ -145,7 +145,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     for (;;) {
       const size_t r0 = next.fetch_add(run_len, std::memory_order_relaxed);
       if (r0 >= (size_t)items) return;
-      for (size_t r = r0; r < std::min((size_t)items, r0 + run_len); ++r) process(r);
+      for (size_t r = r0; r < std::min((size_t)items, r0 + run_len); ++r) process((size_t)items - 1 - r);
     }
   });
 
