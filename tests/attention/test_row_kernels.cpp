@@ -115,33 +115,36 @@ TEST(RowKernels, EverySimdSetMatchesTheDispatchedOne) {
   std::normal_distribution<float> nd(0, 1);
   for (kv::CacheType t : {kv::CacheType::F16, kv::CacheType::Q2_0})
     for (int d : {64, 512})
-      for (int heads : {1, 3, 5, 8, 9}) {
-        const int n = 37, g = t == kv::CacheType::Q2_0 ? 32 : 0;
-        const Rows r = make_rows(t, d, g, n, rng);
-        std::vector<float> q((size_t)heads * d), p((size_t)heads * n), tmp((size_t)d);
-        for (auto& v : q) v = nd(rng);
-        for (auto& v : p) v = std::fabs(nd(rng));
-        std::vector<float> want_s((size_t)heads * n), want_a((size_t)heads * d, 0.5f);
-        const GroupQuery gq{q.data(), heads, d};
-        score_rows(r.codec, r.bytes.data(), r.stride, n, gq, 0.25f, want_s.data(), n, tmp.data());
-        accumulate_rows(r.codec, r.bytes.data(), r.stride, n, p.data(), n, heads, want_a.data(), tmp.data());
-        const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
-        for (const auto& [name, k] : sets) {
-          const auto score = t == kv::CacheType::F16 ? k.score_f16 : k.score_q2;
-          const auto acc = t == kv::CacheType::F16 ? k.accumulate_f16 : k.accumulate_q2;
-          std::vector<float> s((size_t)heads * n), a((size_t)heads * d, 0.5f);
-          std::vector<float> scratch((size_t)detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups);
-          for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
-            const int hn = std::min(k.max_heads, heads - h0);
-            score(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
-            acc(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, scratch.data());
+      for (int heads : {1, 3, 5, 8, 9})
+        for (bool whole_row_groups : {false, true}) {
+          if (t == kv::CacheType::F16 && whole_row_groups) continue;
+          // q2 groups of 32 values, and one group per row (the default).
+          const int n = 37, g = t == kv::CacheType::Q2_0 ? (whole_row_groups ? d : 32) : 0;
+          const Rows r = make_rows(t, d, g, n, rng);
+          std::vector<float> q((size_t)heads * d), p((size_t)heads * n), tmp((size_t)d);
+          for (auto& v : q) v = nd(rng);
+          for (auto& v : p) v = std::fabs(nd(rng));
+          std::vector<float> want_s((size_t)heads * n), want_a((size_t)heads * d, 0.5f);
+          const GroupQuery gq{q.data(), heads, d};
+          score_rows(r.codec, r.bytes.data(), r.stride, n, gq, 0.25f, want_s.data(), n, tmp.data());
+          accumulate_rows(r.codec, r.bytes.data(), r.stride, n, p.data(), n, heads, want_a.data(), tmp.data());
+          const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
+          for (const auto& [name, k] : sets) {
+            const auto score = t == kv::CacheType::F16 ? k.score_f16 : k.score_q2;
+            const auto acc = t == kv::CacheType::F16 ? k.accumulate_f16 : k.accumulate_q2;
+            std::vector<float> s((size_t)heads * n), a((size_t)heads * d, 0.5f);
+            std::vector<float> scratch((size_t)detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups);
+            for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
+              const int hn = std::min(k.max_heads, heads - h0);
+              score(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
+              acc(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, scratch.data());
+            }
+            const std::string where = std::string(name) + " type " + std::to_string((int)t) + " d=" + std::to_string(d) +
+                                      " g=" + std::to_string(g) + " heads=" + std::to_string(heads);
+            EXPECT_EQ(s, want_s) << where;
+            EXPECT_EQ(a, want_a) << where;
           }
-          const std::string where = std::string(name) + " type " + std::to_string((int)t) + " d=" + std::to_string(d) +
-                                    " heads=" + std::to_string(heads);
-          EXPECT_EQ(s, want_s) << where;
-          EXPECT_EQ(a, want_a) << where;
         }
-      }
   // f32 rows (the batch's own keys and values).
   for (int heads : {1, 5, 8, 9}) {
     const int d = 128, n = 29;
