@@ -133,6 +133,23 @@ constexpr int chunks_per_pass() {
   return c < 1 ? 1 : (c > cap ? cap : c);
 }
 
+// The step both accumulate kernels repeat for two rows: a[h][k] += w0[h] x0[k]
+// and c[h][k] += w1[h] x1[k], head h's weights hs floats apart. Two chains
+// per (head, chunk) hide the FMA latency.
+template <int H, int C>
+inline __attribute__((always_inline)) void fma_two_rows(const float* w0, const float* w1, size_t hs, const __m256* x0,
+                                                        const __m256* x1, __m256* a, __m256* c) {
+#pragma GCC unroll 16
+  for (int h = 0; h < H; ++h) {
+    const __m256 u = _mm256_broadcast_ss(w0 + (size_t)h * hs), v = _mm256_broadcast_ss(w1 + (size_t)h * hs);
+#pragma GCC unroll 16
+    for (int k = 0; k < C; ++k) {
+      a[h * C + k] = _mm256_fmadd_ps(u, x0[k], a[h * C + k]);
+      c[h * C + k] = _mm256_fmadd_ps(v, x1[k], c[h * C + k]);
+    }
+  }
+}
+
 template <int H, int C, class Load>
 inline void accumulate_float_chunks(const RowBlock& b, const float* p, size_t ps, float* acc, int i) {
   const int d = b.d, n = b.n;
@@ -153,16 +170,7 @@ inline void accumulate_float_chunks(const RowBlock& b, const float* p, size_t ps
       x0[k] = Load::at(r, i + 8 * k);
       x1[k] = Load::at(r + b.stride, i + 8 * k);
     }
-    #pragma GCC unroll 16
-    for (int h = 0; h < H; ++h) {
-      const __m256 w0 = _mm256_broadcast_ss(p + (size_t)h * ps + j);
-      const __m256 w1 = _mm256_broadcast_ss(p + (size_t)h * ps + j + 1);
-      #pragma GCC unroll 16
-      for (int k = 0; k < C; ++k) {
-        a[h * C + k] = _mm256_fmadd_ps(w0, x0[k], a[h * C + k]);
-        c[h * C + k] = _mm256_fmadd_ps(w1, x1[k], c[h * C + k]);
-      }
-    }
+    fma_two_rows<H, C>(p + j, p + j + 1, ps, x0, x1, a, c);
   }
   if (j < n) {
     __m256 x0[C];
@@ -232,15 +240,7 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
           __m256 x0[C], x1[C];
           code_quarters<C>(r, k0, x0);
           code_quarters<C>(r + b.stride, k0, x1);
-          #pragma GCC unroll 16
-          for (int h = 0; h < H; ++h) {
-            const __m256 w0 = _mm256_broadcast_ss(w + h), w1 = _mm256_broadcast_ss(w + H + h);
-            #pragma GCC unroll 16
-            for (int k = 0; k < C; ++k) {
-              a[h * C + k] = _mm256_fmadd_ps(w0, x0[k], a[h * C + k]);
-              c[h * C + k] = _mm256_fmadd_ps(w1, x1[k], c[h * C + k]);
-            }
-          }
+          fma_two_rows<H, C>(w, w + H, 1, x0, x1, a, c);
         }
         if (j < n) {
           __m256 x0[C];
@@ -317,37 +317,26 @@ void by_heads(int n_heads, A... args) {
   }
 }
 
-template <int H>
-struct ScoreF16 {
-  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
-    score_float_h<H, LoadF16>(b, q, scale, s, ss);
-  }
-};
-template <int H>
-struct ScoreF32 {
-  static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
-    score_float_h<H, LoadF32>(b, q, scale, s, ss);
-  }
+// The kernels as by_heads wants them: a template over the head count.
+template <class Load>
+struct ScoreFloat {
+  template <int H>
+  struct K {
+    static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
+      score_float_h<H, Load>(b, q, scale, s, ss);
+    }
+  };
 };
 template <int H>
 struct ScoreQ2 {
   static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) { score_q2_h<H>(b, q, scale, s, ss); }
 };
-template <int MaxH>
-struct AccF16 {
+template <int MaxH, class Load>
+struct AccFloat {
   template <int H>
   struct K {
     static void run(const RowBlock& b, const float* p, size_t ps, float* acc) {
-      accumulate_float_h<H, chunks_per_pass<MaxH, H>(), LoadF16>(b, p, ps, acc);
-    }
-  };
-};
-template <int MaxH>
-struct AccF32 {
-  template <int H>
-  struct K {
-    static void run(const RowBlock& b, const float* p, size_t ps, float* acc) {
-      accumulate_float_h<H, chunks_per_pass<MaxH, H>(), LoadF32>(b, p, ps, acc);
+      accumulate_float_h<H, chunks_per_pass<MaxH, H>(), Load>(b, p, ps, acc);
     }
   };
 };
@@ -361,25 +350,17 @@ struct AccQ2 {
   };
 };
 
-template <int MaxH>
-void score_f16(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
-  by_heads<MaxH, ScoreF16>(n_heads, b, q, scale, scores, stride);
-}
-template <int MaxH>
-void score_f32(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
-  by_heads<MaxH, ScoreF32>(n_heads, b, q, scale, scores, stride);
+template <int MaxH, class Load>
+void score_float(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
+  by_heads<MaxH, ScoreFloat<Load>::template K>(n_heads, b, q, scale, scores, stride);
 }
 template <int MaxH>
 void score_q2(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
   by_heads<MaxH, ScoreQ2>(n_heads, b, q, scale, scores, stride);
 }
-template <int MaxH>
-void accumulate_f16(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
-  by_heads<MaxH, AccF16<MaxH>::template K>(n_heads, b, p, stride, acc);
-}
-template <int MaxH>
-void accumulate_f32(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
-  by_heads<MaxH, AccF32<MaxH>::template K>(n_heads, b, p, stride, acc);
+template <int MaxH, class Load>
+void accumulate_float(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
+  by_heads<MaxH, AccFloat<MaxH, Load>::template K>(n_heads, b, p, stride, acc);
 }
 template <int MaxH>
 void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float* scratch) {
@@ -389,8 +370,8 @@ void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads
 // The kernel set that takes up to MaxH heads per call.
 template <int MaxH>
 RowKernels simd8_kernels() {
-  return {score_f16<MaxH>, score_q2<MaxH>,     accumulate_f16<MaxH>, accumulate_q2<MaxH>,
-          score_f32<MaxH>, accumulate_f32<MaxH>, exp_shifted,          MaxH};
+  return {score_float<MaxH, LoadF16>, score_q2<MaxH>, accumulate_float<MaxH, LoadF16>, accumulate_q2<MaxH>,
+          score_float<MaxH, LoadF32>, accumulate_float<MaxH, LoadF32>, exp_shifted, MaxH};
 }
 
 }  // namespace
