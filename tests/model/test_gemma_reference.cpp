@@ -20,17 +20,14 @@
 #include "gguf/gguf_writer.h"
 #include "runtime/forward.h"
 
+#include "common/tmp_dir.h"
+
 namespace oscar {
 namespace {
 
-namespace fs = std::filesystem;
+using test::TmpDir;
 
-struct TmpDir {
-  fs::path dir = fs::temp_directory_path() / ("oscar-test-gemma-" + std::to_string(::getpid()));
-  TmpDir() { fs::create_directories(dir); }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-};
+namespace fs = std::filesystem;
 
 int run(const std::string& cmd) { return std::system(cmd.c_str()); }
 

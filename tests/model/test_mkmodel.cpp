@@ -12,21 +12,15 @@
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 
+#include "common/tmp_dir.h"
+
 namespace oscar {
 namespace {
 
+using test::TmpDir;
+using test::mkmodel;
+
 namespace fs = std::filesystem;
-
-struct TmpDir {
-  fs::path dir = fs::temp_directory_path() / ("oscar-mkmodel-" + std::to_string(::getpid()));
-  TmpDir() { fs::create_directories(dir); }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-};
-
-int mkmodel(const std::string& args) {
-  return std::system((std::string(OSCAR_BIN_DIR) + "/oscar-mkmodel " + args + " 2>/dev/null").c_str());
-}
 
 std::string slurp(const std::string& p) {
   std::ifstream f(p, std::ios::binary);

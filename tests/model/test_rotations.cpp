@@ -18,21 +18,15 @@
 #include "model/rotation_math.h"
 #include "runtime/forward.h"
 
+#include "common/tmp_dir.h"
+
 namespace oscar {
 namespace {
 
+using test::TmpDir;
+using test::mkmodel;
+
 namespace fs = std::filesystem;
-
-struct TmpDir {
-  fs::path dir = fs::temp_directory_path() / ("oscar-rot-" + std::to_string(::getpid()));
-  TmpDir() { fs::create_directories(dir); }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-};
-
-int mkmodel(const std::string& args) {
-  return std::system((std::string(OSCAR_BIN_DIR) + "/oscar-mkmodel " + args + " 2>/dev/null").c_str());
-}
 
 // A qwen3-4b-shaped model (36 layers, head dim 128) of small width.
 const std::string kShape = "--arch qwen3 --preset tiny --layers 36 --head-dim 128 --embd 256 --heads 4 --kv-heads 1 --ffn 256 --type f32 --seed 11";

@@ -11,16 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "common/tmp_dir.h"
+
 namespace {
 
-namespace fs = std::filesystem;
+using oscar::test::TmpDir;
 
-struct TmpDir {
-  fs::path dir = fs::temp_directory_path() / ("oscar-cli-" + std::to_string(::getpid()));
-  TmpDir() { fs::create_directories(dir); }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-};
+namespace fs = std::filesystem;
 
 // Runs a shell command; returns (exit status, stdout+stderr).
 std::pair<int, std::string> sh(const std::string& cmd) {

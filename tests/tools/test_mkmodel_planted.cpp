@@ -19,21 +19,15 @@
 
 #include "gguf/gguf_file.h"
 
+#include "common/tmp_dir.h"
+
 namespace oscar {
 namespace {
 
+using test::TmpDir;
+using test::mkmodel;
+
 namespace fs = std::filesystem;
-
-struct TmpDir {
-  fs::path dir = fs::temp_directory_path() / ("oscar-planted-" + std::to_string(::getpid()));
-  TmpDir() { fs::create_directories(dir); }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-};
-
-int mkmodel(const std::string& args) {
-  return std::system((std::string(OSCAR_BIN_DIR) + "/oscar-mkmodel " + args + " 2>/dev/null").c_str());
-}
 
 constexpr int kD = 128, kEmbd = 128, kHeads = 4, kKvHeads = 2, kLayers = 3;
 const std::string kShape = " --layers 3 --embd 128 --heads 4 --kv-heads 2 --head-dim 128 --ffn 128 --type f32 ";

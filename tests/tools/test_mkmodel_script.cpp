@@ -12,20 +12,13 @@
 #include <fstream>
 #include <string>
 
+#include "common/tmp_dir.h"
+
 namespace {
 
-namespace fs = std::filesystem;
+using oscar::test::TmpDir;
 
-struct TmpDir {
-  fs::path dir = fs::temp_directory_path() / ("oscar-mkscript-" + std::to_string(::getpid()));
-  TmpDir() { fs::create_directories(dir); }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string file(const std::string& n) const { return (dir / n).string(); }
-  std::string write(const std::string& n, const std::string& text) const {
-    std::ofstream(file(n), std::ios::binary) << text;
-    return file(n);
-  }
-};
+namespace fs = std::filesystem;
 
 // Runs a shell command; returns (exit status, output). stderr is kept only
 // when asked, so oscar-cli's stdout (prompt + generated text) stays exact.
