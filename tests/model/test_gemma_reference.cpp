@@ -77,7 +77,10 @@ struct Fixture {
   std::vector<float> reference(const std::vector<int>& tokens) {
     std::string cmd = std::string(OSCAR_PYTHON) + " " + OSCAR_SOURCE_DIR + "/tests/reference/gemma_ref.py " + path +
                       " " + tmp.file("ref.bin");
-    for (int t : tokens) cmd += " " + std::to_string(t);
+    for (int t : tokens) {
+      cmd += ' ';  // appended separately: GCC 12 warns falsely (-Wrestrict) on " " + std::to_string(t)
+      cmd += std::to_string(t);
+    }
     EXPECT_EQ(run(cmd), 0);
     return read_floats(tmp.file("ref.bin"));
   }
