@@ -14,6 +14,11 @@
 // activation columns (accumulators in registers, nc <= 8), so in a GEMM the
 // unpacking cost is shared by the columns and in a GEMV (nc = 1) the kernel is
 // a straight stream over the weight rows.
+// GCC 12 warns falsely about the _mm512_undefined_* placeholders inside the
+// AVX-512 intrinsics (-Wmaybe-uninitialized, GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include "quant/kquant_blocks.h"
