@@ -52,7 +52,9 @@ TEST(ServerStories, Qwen3VocabularyThinkingTemplateAndTools) {
         saw_loading = true;
         EXPECT_NE(r->body.find("\"unavailable_error\""), std::string::npos) << r->body;
         auto m = cli.Get("/v1/models");  // everything else waits for the model too
-        if (m && m->status != 200) EXPECT_EQ(m->status, 503);
+        if (m && m->status != 200) {
+          EXPECT_EQ(m->status, 503);
+        }
       }
       if (r && r->status == 200) saw_ready = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
