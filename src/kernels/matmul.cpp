@@ -46,18 +46,41 @@ int64_t panel_length(const quant::QuantTraits& q, int64_t cols, int64_t n_cols) 
   return (even + kPanelAlign - 1) / kPanelAlign * kPanelAlign;
 }
 
+// Bytes of one activation row of `cols` values in q's activation format.
+size_t act_row_bytes(const quant::QuantTraits& q, int64_t cols) {
+  const auto bytes = row_bytes(q.act_type, (uint64_t)cols);
+  require(bytes.has_value(), "matmul: row length " + std::to_string(cols) +
+                                 " is not a multiple of the block size of " + type_name(q.act_type));
+  return *bytes;
+}
+
+// Calls tile(t) for every t < n_tiles on the pool. Tiles are handed out
+// from a shared counter in small chunks, so a thread slowed by the machine's
+// other load does not hold up the rest.
+template <class Tile>
+void for_each_tile(ThreadPool& pool, int64_t n_tiles, const Tile& tile) {
+  const int64_t chunk = std::max<int64_t>(1, n_tiles / (8 * (int64_t)pool.size()));
+  std::atomic<int64_t> next{0};
+  auto work = [&](int, int) {
+    for (;;) {
+      const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (tb >= n_tiles) return;
+      const int64_t te = std::min(n_tiles, tb + chunk);
+      for (int64_t t = tb; t < te; ++t) tile(t);
+    }
+  };
+  if (n_tiles <= 1) work(0, 1);
+  else pool.run(work);
+}
+
 }  // namespace
 
 void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
             size_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
   const quant::QuantTraits& q = *w.traits;
   if (n_cols <= 0 || w.rows <= 0) return;
-  const auto act_row = row_bytes(q.act_type, (uint64_t)w.cols);
-  require(act_row.has_value(), "matmul: row length " + std::to_string(w.cols) +
-                                   " is not a multiple of the block size of " +
-                                   type_name(q.act_type));
   // Activation rows, padded to 64 bytes so rows start cache-aligned.
-  const size_t act_stride = (*act_row + 63) & ~size_t(63);
+  const size_t act_stride = (act_row_bytes(q, w.cols) + 63) & ~size_t(63);
   uint8_t* act = scratch.reserve(act_stride * (size_t)n_cols);
 
   pool.parallel_for((size_t)n_cols, 1, [&](size_t b, size_t e) {
@@ -67,47 +90,33 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
   const auto* wbytes = static_cast<const uint8_t*>(w.data);
   const int64_t n_row_tiles = (w.rows + kRowTile - 1) / kRowTile;
   const int64_t kc = panel_length(q, w.cols, n_cols);
-
-  // Row tiles are handed out from a shared counter in small chunks, so a
-  // thread slowed by the machine's other load does not hold up the rest.
-  const int64_t chunk = std::max<int64_t>(1, n_row_tiles / (8 * (int64_t)pool.size()));
   for (int64_t c0 = 0; c0 < n_cols; c0 += kColBlock) {
     const int64_t c1 = std::min(n_cols, c0 + kColBlock);
     for (int64_t k0 = 0; k0 < w.cols; k0 += kc) {
       // Byte offsets of the panel inside a weight row and an activation row
       // (k0 is a multiple of kPanelAlign, so of every block size).
       const int64_t klen = std::min(kc, w.cols - k0);
-      const size_t w_off = k0 == 0 ? 0 : *row_bytes(q.type, (uint64_t)k0);
-      const size_t a_off = k0 == 0 ? 0 : *row_bytes(q.act_type, (uint64_t)k0);
+      const size_t w_off = *row_bytes(q.type, (uint64_t)k0);
+      const size_t a_off = *row_bytes(q.act_type, (uint64_t)k0);
       const bool first = k0 == 0;
-      std::atomic<int64_t> next{0};
-      auto work = [&](int, int) {
+      for_each_tile(pool, n_row_tiles, [&](int64_t t) {
         float tile[quant::kMaxTile * quant::kMaxTile];
-        for (;;) {
-          const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
-          if (tb >= n_row_tiles) return;
-          const int64_t te = std::min(n_row_tiles, tb + chunk);
-          for (int64_t t = tb; t < te; ++t) {
-            const int64_t r0 = t * kRowTile;
-            const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
-            for (int64_t c = c0; c < c1; c += quant::kMaxTile) {
-              const int nc = (int)std::min<int64_t>(quant::kMaxTile, c1 - c);
-              // tile[r * kMaxTile + j] = dot of row r0 + r and column c + j over the panel
-              q.dot(klen, wbytes + (size_t)r0 * w.row_bytes + w_off, w.row_bytes, nr,
-                    act + (size_t)c * act_stride + a_off, act_stride, nc, tile, quant::kMaxTile);
-              for (int j = 0; j < nc; ++j) {
-                float* yc = y + (size_t)(c + j) * y_stride + r0;
-                if (first)
-                  for (int r = 0; r < nr; ++r) yc[r] = tile[r * quant::kMaxTile + j];
-                else
-                  for (int r = 0; r < nr; ++r) yc[r] += tile[r * quant::kMaxTile + j];
-              }
-            }
+        const int64_t r0 = t * kRowTile;
+        const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
+        for (int64_t c = c0; c < c1; c += quant::kMaxTile) {
+          const int nc = (int)std::min<int64_t>(quant::kMaxTile, c1 - c);
+          // tile[r * kMaxTile + j] = dot of row r0 + r and column c + j over the panel
+          q.dot(klen, wbytes + (size_t)r0 * w.row_bytes + w_off, w.row_bytes, nr,
+                act + (size_t)c * act_stride + a_off, act_stride, nc, tile, quant::kMaxTile);
+          for (int j = 0; j < nc; ++j) {
+            float* yc = y + (size_t)(c + j) * y_stride + r0;
+            if (first)
+              for (int r = 0; r < nr; ++r) yc[r] = tile[r * quant::kMaxTile + j];
+            else
+              for (int r = 0; r < nr; ++r) yc[r] += tile[r * quant::kMaxTile + j];
           }
         }
-      };
-      if (n_row_tiles <= 1) work(0, 1);
-      else pool.run(work);
+      });
     }
   }
 }
@@ -123,38 +132,24 @@ void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, s
     return;
   }
   const WeightMatrix& w0 = *outs[0].w;
-  const auto act_row = row_bytes(w0.traits->act_type, (uint64_t)w0.cols);
-  require(act_row.has_value(), "matmul: row length " + std::to_string(w0.cols) +
-                                   " is not a multiple of the block size of " + type_name(w0.traits->act_type));
-  uint8_t* act = scratch.reserve(*act_row);
+  const size_t act_row = act_row_bytes(*w0.traits, w0.cols);
+  uint8_t* act = scratch.reserve(act_row);
   w0.traits->quantize_act(x, act, w0.cols);
 
   // Row tiles of all outputs numbered one after another.
   int64_t first_tile[kMaxOutputs + 1] = {0};
   for (int i = 0; i < n_outs; ++i) first_tile[i + 1] = first_tile[i] + (outs[i].w->rows + kRowTile - 1) / kRowTile;
-  const int64_t n_tiles = first_tile[n_outs];
-  const int64_t chunk = std::max<int64_t>(1, n_tiles / (8 * (int64_t)pool.size()));
-  std::atomic<int64_t> next{0};
-  auto work = [&](int, int) {
+  for_each_tile(pool, first_tile[n_outs], [&](int64_t t) {
+    int m = 0;
+    while (t >= first_tile[m + 1]) ++m;
+    const WeightMatrix& w = *outs[m].w;
+    const int64_t r0 = (t - first_tile[m]) * kRowTile;
+    const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
     float tile[quant::kMaxTile * quant::kMaxTile];
-    for (;;) {
-      const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (tb >= n_tiles) return;
-      const int64_t te = std::min(n_tiles, tb + chunk);
-      int m = 0;
-      for (int64_t t = tb; t < te; ++t) {
-        while (t >= first_tile[m + 1]) ++m;
-        const WeightMatrix& w = *outs[m].w;
-        const int64_t r0 = (t - first_tile[m]) * kRowTile;
-        const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
-        w.traits->dot(w.cols, static_cast<const uint8_t*>(w.data) + (size_t)r0 * w.row_bytes, w.row_bytes, nr, act,
-                      *act_row, 1, tile, quant::kMaxTile);
-        for (int r = 0; r < nr; ++r) outs[m].y[r0 + r] = tile[r * quant::kMaxTile];
-      }
-    }
-  };
-  if (n_tiles <= 1) work(0, 1);
-  else pool.run(work);
+    w.traits->dot(w.cols, static_cast<const uint8_t*>(w.data) + (size_t)r0 * w.row_bytes, w.row_bytes, nr, act,
+                  act_row, 1, tile, quant::kMaxTile);
+    for (int r = 0; r < nr; ++r) outs[m].y[r0 + r] = tile[r * quant::kMaxTile];
+  });
 }
 
 }  // namespace oscar::kernels
