@@ -28,15 +28,37 @@ const detail::RowKernels& simd() {
 
 // The SIMD kernel for this row format and shape, or null for the generic path.
 detail::ScoreKernel score_kernel(const kv::RowCodec& c, int d) {
-  if (c.type() == kv::CacheType::F16 && detail::simd8_f16(d)) return simd().score_f16;
+  if (c.type() == kv::CacheType::F16 && detail::simd8_float(d)) return simd().score_f16;
   if (c.type() == kv::CacheType::Q2_0 && detail::simd8_q2(d, c.q2_group_size())) return simd().score_q2;
   return nullptr;
 }
 
 detail::AccumulateKernel accumulate_kernel(const kv::RowCodec& c, int d) {
-  if (c.type() == kv::CacheType::F16 && detail::simd8_f16(d)) return simd().accumulate_f16;
+  if (c.type() == kv::CacheType::F16 && detail::simd8_float(d)) return simd().accumulate_f16;
   if (c.type() == kv::CacheType::Q2_0 && detail::simd8_q2(d, c.q2_group_size())) return simd().accumulate_q2;
   return nullptr;
+}
+
+// A SIMD score kernel over all heads of the group, max_heads at a time.
+void score_tiles(detail::ScoreKernel k, const detail::RowBlock& b, const GroupQuery& gq, float scale, float* scores,
+                 size_t stride) {
+  const int tile = simd().max_heads;
+  for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
+    k(b, gq.q + (size_t)h0 * b.d, std::min(tile, gq.n_heads - h0), scale, scores + (size_t)h0 * stride, stride);
+}
+
+// A SIMD accumulate kernel over `all`'s rows in blocks of at most
+// kMaxTileRows (the q2 scratch bound) and all heads, max_heads at a time.
+void accumulate_tiles(detail::AccumulateKernel k, const detail::RowBlock& all, const float* p, size_t stride,
+                      int n_heads, float* acc) {
+  float scratch[detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups];
+  const int tile = simd().max_heads;
+  for (int j0 = 0; j0 < all.n; j0 += detail::kMaxTileRows) {
+    const detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, std::min(detail::kMaxTileRows, all.n - j0),
+                             all.d, all.g};
+    for (int h0 = 0; h0 < n_heads; h0 += tile)
+      k(b, p + (size_t)h0 * stride + j0, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * all.d, scratch);
+  }
 }
 
 }  // namespace
@@ -46,9 +68,7 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
   const int d = gq.d;
   if (const detail::ScoreKernel k = score_kernel(codec, d)) {
     const detail::RowBlock b{rows, row_stride, n_rows, d, codec.type() == kv::CacheType::Q2_0 ? codec.q2_group_size() : 0};
-    const int tile = simd().max_heads;
-    for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
-      k(b, gq.q + (size_t)h0 * d, std::min(tile, gq.n_heads - h0), scale, scores + (size_t)h0 * stride, stride);
+    score_tiles(k, b, gq, scale, scores, stride);
     return;
   }
   // Generic path (any type, any shape): decode the row once, then one dot per head.
@@ -64,14 +84,7 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
   const int d = codec.dim();
   if (const detail::AccumulateKernel k = accumulate_kernel(codec, d)) {
     const int g = codec.type() == kv::CacheType::Q2_0 ? codec.q2_group_size() : 0;
-    float scratch[detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups];
-    for (int j0 = 0; j0 < n_rows; j0 += detail::kMaxTileRows) {
-      const detail::RowBlock b{rows + (size_t)j0 * row_stride, row_stride,
-                               std::min(detail::kMaxTileRows, n_rows - j0), d, g};
-      const int tile = simd().max_heads;
-      for (int h0 = 0; h0 < n_heads; h0 += tile)
-        k(b, p + (size_t)h0 * stride + j0, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * d, scratch);
-    }
+    accumulate_tiles(k, {rows, row_stride, n_rows, d, g}, p, stride, n_heads, acc);
     return;
   }
   for (int j = 0; j < n_rows; ++j) {
@@ -83,12 +96,9 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
 void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const GroupQuery& gq, float scale,
                     float* scores, size_t stride) {
   const int d = gq.d;
-  if (simd().score_f32 && detail::simd8_f16(d)) {
-    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0};
-    const int tile = simd().max_heads;
-    for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
-      simd().score_f32(b, gq.q + (size_t)h0 * d, std::min(tile, gq.n_heads - h0), scale,
-                       scores + (size_t)h0 * stride, stride);
+  if (simd().score_f32 && detail::simd8_float(d)) {
+    score_tiles(simd().score_f32, {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0}, gq,
+                scale, scores, stride);
     return;
   }
   for (int j = 0; j < n_rows; ++j)
@@ -98,12 +108,10 @@ void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const Grou
 
 void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
                          int n_heads, int d, float* acc) {
-  if (simd().accumulate_f32 && detail::simd8_f16(d)) {
-    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0};
-    const int tile = simd().max_heads;
-    for (int h0 = 0; h0 < n_heads; h0 += tile)
-      simd().accumulate_f32(b, p + (size_t)h0 * stride, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * d,
-                            nullptr);
+  if (simd().accumulate_f32 && detail::simd8_float(d)) {
+    accumulate_tiles(simd().accumulate_f32,
+                     {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0}, p, stride,
+                     n_heads, acc);
     return;
   }
   for (int j = 0; j < n_rows; ++j)

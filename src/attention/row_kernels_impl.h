@@ -44,7 +44,7 @@ struct RowKernels {
 
 // Shapes the 8-wide kernels take: whole 8-value chunks (f16 and f32 rows), and q2 groups whose
 // quarters (g / 4 codes, one 2-bit field of each code byte) are whole chunks.
-inline bool simd8_f16(int d) { return d > 0 && d % 8 == 0; }
+inline bool simd8_float(int d) { return d > 0 && d % 8 == 0; }
 inline bool simd8_q2(int d, int g) { return g > 0 && g % 32 == 0 && d % g == 0 && d / g <= kMaxGroups; }
 
 // AVX2 + FMA + F16C kernels (row_kernels_avx2.cpp; x86-64 only, call only

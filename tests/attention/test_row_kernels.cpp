@@ -256,8 +256,8 @@ TEST(RowKernels, ShapesTheSimdKernelsTake) {
   EXPECT_TRUE(detail::simd8_q2(512, 32));
   EXPECT_FALSE(detail::simd8_q2(128, 16));   // quarters of 4 codes: not a whole chunk
   EXPECT_FALSE(detail::simd8_q2(1024, 32));  // more groups than the scratch holds
-  EXPECT_TRUE(detail::simd8_f16(64));
-  EXPECT_FALSE(detail::simd8_f16(20));
+  EXPECT_TRUE(detail::simd8_float(64));
+  EXPECT_FALSE(detail::simd8_float(20));
 }
 
 }  // namespace
