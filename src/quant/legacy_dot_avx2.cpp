@@ -43,23 +43,36 @@ struct T {
     return _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, idx), bit), bit);
   }
 
+  // The codes of the formats that have no bias<K>(): Q4_1 / Q5_1 (unsigned)
+  // and Q8_0 (signed).
   template <LegacyKind K>
   static inline I load_w(const uint8_t* p) {
-    if constexpr (K == kQ4_0) {
-      return _mm256_sub_epi8(nibbles(p + 2), _mm256_set1_epi8(8));
-    } else if constexpr (K == kQ4_1) {
+    if constexpr (K == kQ4_1) {
       return nibbles(p + 4);
-    } else if constexpr (K == kQ5_0) {
-      // Fifth bit clear -> code - 16 = nibble | 0xF0 (two's complement).
-      return _mm256_or_si256(nibbles(p + 6),
-                             _mm256_andnot_si256(bitmask(p + 2), _mm256_set1_epi8((char)0xF0)));
     } else if constexpr (K == kQ5_1) {
-      return _mm256_or_si256(nibbles(p + 8),
-                             _mm256_and_si256(bitmask(p + 4), _mm256_set1_epi8(0x10)));
+      return _mm256_or_si256(nibbles(p + 8), _mm256_and_si256(bitmask(p + 4), _mm256_set1_epi8(0x10)));
     } else {
       return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
     }
   }
+  // The signed codes plus bias<K>() as unsigned bytes (see legacy_dot_impl.h);
+  // Q8_0 keeps the sign trick (its bytes + 128 would saturate vpmaddubsw).
+  template <LegacyKind K>
+  static constexpr int bias() {
+    return K == kQ4_0 ? 8 : K == kQ5_0 ? 16 : 0;
+  }
+  template <LegacyKind K>
+  static inline I load_w_biased(const uint8_t* p) {
+    if constexpr (K == kQ4_0) {
+      return nibbles(p + 2);
+    } else {
+      return _mm256_or_si256(nibbles(p + 6), _mm256_and_si256(bitmask(p + 2), _mm256_set1_epi8(0x10)));
+    }
+  }
+  static inline I neg_bias_sum(I a, int b) {
+    return _mm256_sub_epi32(_mm256_setzero_si256(), dot_us(_mm256_set1_epi8((char)b), a));
+  }
+  static inline I dot_us_acc(I acc, I u, I s) { return _mm256_add_epi32(acc, dot_us(u, s)); }
   static inline I load_a(const uint8_t* qs, size_t) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs));
   }

@@ -63,17 +63,12 @@ struct T {
   using I = __m512i;
   using F = __m512;
 
+  // The codes of the formats that have no bias<K>(): Q4_1 / Q5_1 (unsigned)
+  // and, without VNNI, Q8_0 (signed).
   template <LegacyKind K>
   static inline I load_w(const uint8_t* p) {
-    if constexpr (K == kQ4_0) {
-      return _mm512_sub_epi8(Pair<18>::nibbles(p + 2), _mm512_set1_epi8(8));
-    } else if constexpr (K == kQ4_1) {
+    if constexpr (K == kQ4_1) {
       return Pair<20>::nibbles(p + 4);
-    } else if constexpr (K == kQ5_0) {
-      // Fifth bit clear -> code - 16 = nibble | 0xF0 (two's complement).
-      const I nib = Pair<22>::nibbles(p + 6);
-      return _mm512_mask_blend_epi8(Pair<22>::bits(p + 2),
-                                    _mm512_or_si512(nib, _mm512_set1_epi8((char)0xF0)), nib);
     } else if constexpr (K == kQ5_1) {
       const I nib = Pair<24>::nibbles(p + 8);
       return _mm512_mask_add_epi8(nib, Pair<24>::bits(p + 4), nib, _mm512_set1_epi8(0x10));
@@ -81,15 +76,41 @@ struct T {
       return Pair<34>::bytes32(p + 2);
     }
   }
+  // The signed codes plus bias<K>() as unsigned bytes (see legacy_dot_impl.h).
+  // Q8_0's bytes + 128 need vpdpbusd: vpmaddubsw's int16 pair sums would
+  // saturate at 255 * 127 * 2.
+  template <LegacyKind K>
+  static constexpr int bias() {
+#if defined(OSCAR_LEGACY_VNNI)
+    if (K == kQ8_0) return 128;
+#endif
+    return K == kQ4_0 ? 8 : K == kQ5_0 ? 16 : 0;
+  }
+  template <LegacyKind K>
+  static inline I load_w_biased(const uint8_t* p) {
+    if constexpr (K == kQ4_0) {
+      return Pair<18>::nibbles(p + 2);
+    } else if constexpr (K == kQ5_0) {
+      const I nib = Pair<22>::nibbles(p + 6);
+      return _mm512_mask_add_epi8(nib, Pair<22>::bits(p + 2), nib, _mm512_set1_epi8(0x10));
+    } else {
+      return _mm512_xor_si512(Pair<34>::bytes32(p + 2), _mm512_set1_epi8((char)0x80));
+    }
+  }
+  // -B * (sum of each lane's 4 activations); |a| <= 127 keeps B * a pairs in int16.
+  static inline I neg_bias_sum(I a, int b) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(), dot_us(_mm512_set1_epi8((char)b), a));
+  }
   static inline I load_a(const uint8_t* qs, size_t stride) {
     return _mm512_inserti64x4(
         _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs))),
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + stride)), 1);
   }
-  // f16 at p and p + stride -> 8 lanes each.
+  // f16 at p and p + stride -> 8 lanes each (two broadcasts, the second
+  // masked onto the upper half).
   static inline F scale(const uint8_t* p, size_t stride) {
-    const __m256i h = _mm256_set_m128i(_mm_set1_epi16((short)load_u16(p + stride)),
-                                       _mm_set1_epi16((short)load_u16(p)));
+    const __m256i h = _mm256_mask_set1_epi16(_mm256_set1_epi16((short)load_u16(p)), 0xFF00,
+                                             (short)load_u16(p + stride));
     return _mm512_cvtph_ps(h);
   }
   static inline I abs8(I x) { return _mm512_abs_epi8(x); }
@@ -105,6 +126,13 @@ struct T {
     return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, s);
 #else
     return _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1));
+#endif
+  }
+  static inline I dot_us_acc(I acc, I u, I s) {
+#if defined(OSCAR_LEGACY_VNNI)
+    return _mm512_dpbusd_epi32(acc, u, s);
+#else
+    return _mm512_add_epi32(acc, dot_us(u, s));
 #endif
   }
   static inline F cvt(I x) { return _mm512_cvtepi32_ps(x); }

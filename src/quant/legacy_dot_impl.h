@@ -5,19 +5,25 @@
 // the intrinsics headers and T (see float_dot_impl.h for why).
 //
 // T provides: G (blocks per vector: 1 for 256-bit, 2 for 512-bit), I / F
-// (int8 and float vectors), load_w<K>(block) -> the codes of G consecutive
-// weight blocks as int8 in value order (signed and centred for the _0
-// formats, unsigned 0..31 for the _1 formats), load_a(qs, stride) -> G
-// activation blocks, scale(p, stride) -> float vector whose lanes of block i
-// hold the f16 at p + i * stride, abs8, sign_of / apply_sign (a * sign(q)),
-// dot_us (u8 x s8 -> int32
-// lanes), cvt, mul, fma, zero, hsum.
+// (int8 and float vectors), load_a(qs, stride) -> G activation blocks,
+// scale(p, stride) -> float vector whose lanes of block i hold the f16 at
+// p + i * stride, dot_us (u8 x s8 -> int32 lanes), dot_us_acc(acc, u, s) =
+// acc + dot_us(u, s), cvt, mul, fma, zero, hsum, and for the weight codes:
+//  - bias<K>() = B != 0 (Q4_0, Q5_0, Q8_0 with VNNI): load_w_biased<K>(block)
+//    -> the signed codes plus B as unsigned bytes (Q4_0's raw nibbles, Q8_0's
+//    bytes ^ 0x80), and neg_bias_sum(a, B) -> -B * (sum of each lane's
+//    activations). Then sum (q + B) a = sum q a + B sum a, and each lane
+//    starts at -B sum a, computed once per activation block for all rows;
+//  - otherwise load_w<K>(block) -> the codes as int8 (unsigned 0..31 for the
+//    _1 formats; Q8_0's signed bytes where vpmaddubsw's int16 pair sums would
+//    saturate on bytes + 128), and for signed codes abs8, sign_of and
+//    apply_sign (a * sign(q)): the sign trick, |q| is unsigned and the sign
+//    moves onto the activation.
+// All of them take the G consecutive blocks in value order.
 //
 // Per block and (row, column) the integer dot is exact; then
 // acc += float(isum lanes) * (dw * da), and for the _1 formats
 // acc += (m / 8) * s in each of the block's 8 lanes (= m * s after hsum).
-// Signed codes use the sign trick: |q| is unsigned, sign(a, q) moves the sign
-// onto the activation, so one u8 x s8 multiply computes q * a.
 
 constexpr int64_t kBlockChunk = 32;  // blocks per k chunk in GEMM tiles
 
@@ -62,27 +68,48 @@ struct LegacyTile {
     F s[R][C];
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c) s[r][c] = acc[r * kMaxTile + c];
+    constexpr int B = T::template bias<K>();
+    // GEMV streams R rows at once and runs its tiles in row order. The
+    // hardware prefetcher neither keeps R + 1 streams ahead nor starts the
+    // next tile's R new streams before their first misses, so both are
+    // prefetched here: a few blocks ahead in this row, and the same bytes of
+    // the next tile's row (q8_0 with 2 threads: 60-77% -> 78-87% of the read
+    // bandwidth, bench/RESULTS.md).
+    constexpr ptrdiff_t kRowAhead = 320;
+    const ptrdiff_t next_tile = R > 1 ? (w[1] - w[0]) * R : 0;
     for (int64_t b = b0; b < b1; b += G) {
-      I av[C];
+      I av[C], nb[C];
       F dav[C], sv[C];
       for (int c = 0; c < C; ++c) {
         const uint8_t* p = a[c] + (size_t)b * AB;
         av[c] = T::load_a(p + AQ, AB);
         dav[c] = T::scale(p, AB);
         if constexpr (kMin) sv[c] = T::scale(p + 2, AB);
+        if constexpr (B != 0) nb[c] = T::neg_bias_sum(av[c], B);
       }
       for (int r = 0; r < R; ++r) {
         const uint8_t* p = w[r] + (size_t)b * WB;
-        const I q = T::template load_w<K>(p);
+        if constexpr (C == 1 && R > 1) {
+          __builtin_prefetch(p + next_tile);
+          __builtin_prefetch(p + kRowAhead);
+        }
         const F dw = T::scale(p, WB);
         if constexpr (kMin) {
+          const I q = T::template load_w<K>(p);
           const F mv = T::mul(T::scale(p + 2, WB), T::set1(0.125f));
           for (int c = 0; c < C; ++c) {
             const F f = T::cvt(T::dot_us(q, av[c]));
             s[r][c] = T::fma(f, T::mul(dw, dav[c]), s[r][c]);
             s[r][c] = T::fma(mv, sv[c], s[r][c]);
           }
+        } else if constexpr (B != 0) {
+          const I u = T::template load_w_biased<K>(p);
+          for (int c = 0; c < C; ++c) {
+            const F f = T::cvt(T::dot_us_acc(nb[c], u, av[c]));
+            s[r][c] = T::fma(f, T::mul(dw, dav[c]), s[r][c]);
+          }
         } else {
+          const I q = T::template load_w<K>(p);
           const I aq = T::abs8(q);
           const auto sg = T::sign_of(q);
           for (int c = 0; c < C; ++c) {
