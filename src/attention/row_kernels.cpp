@@ -10,49 +10,59 @@ namespace oscar::attention {
 
 namespace {
 
-// Chosen once per process from cpuid; immutable afterwards.
-const detail::RowKernels& simd() {
-  static const detail::RowKernels k = [] {
-    detail::RowKernels r;
+// The kernel sets for this CPU, chosen once per process from cpuid and
+// immutable afterwards: `wide` where it takes the shape, else `narrow`.
+struct SimdSets {
+  detail::RowKernels wide, narrow;
+};
+const SimdSets& simd() {
+  static const SimdSets k = [] {
+    SimdSets r;
 #if defined(OSCAR_X86)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-      r = detail::avx2_row_kernels();
-    if (r.score_f16 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-      r = detail::avx512_row_kernels();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+      r.narrow = detail::avx2_row_kernels();
+      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+        r.wide = detail::avx512_row_kernels();
+        r.narrow = detail::avx512_narrow_row_kernels();
+      }
+    }
 #endif
     return r;
   }();
   return k;
 }
 
-// The SIMD kernel for this row format and shape, or null for the generic path.
-detail::ScoreKernel score_kernel(const kv::RowCodec& c, int d) {
-  if (c.type() == kv::CacheType::F16 && detail::simd8_float(d)) return simd().score_f16;
-  if (c.type() == kv::CacheType::Q2_0 && detail::simd8_q2(d, c.q2_group_size())) return simd().score_q2;
+// The SIMD set for float rows (f16 or f32) of d values, or null for the generic path.
+const detail::RowKernels* float_set(int d) {
+  if (simd().wide.takes_float(d)) return &simd().wide;
+  if (simd().narrow.takes_float(d)) return &simd().narrow;
   return nullptr;
 }
 
-detail::AccumulateKernel accumulate_kernel(const kv::RowCodec& c, int d) {
-  if (c.type() == kv::CacheType::F16 && detail::simd8_float(d)) return simd().accumulate_f16;
-  if (c.type() == kv::CacheType::Q2_0 && detail::simd8_q2(d, c.q2_group_size())) return simd().accumulate_q2;
+const detail::RowKernels* set_for(const kv::RowCodec& c, int d) {
+  if (c.type() == kv::CacheType::F16) return float_set(d);
+  if (c.type() != kv::CacheType::Q2_0) return nullptr;
+  const int g = c.q2_group_size();
+  if (simd().wide.takes_q2(d, g)) return &simd().wide;
+  if (simd().narrow.takes_q2(d, g)) return &simd().narrow;
   return nullptr;
 }
 
 // A SIMD score kernel over all heads of the group, max_heads at a time.
-void score_tiles(detail::ScoreKernel k, const detail::RowBlock& b, const GroupQuery& gq, float scale, float* scores,
-                 size_t stride) {
-  const int tile = simd().max_heads;
+void score_tiles(const detail::RowKernels& set, detail::ScoreKernel k, const detail::RowBlock& b,
+                 const GroupQuery& gq, float scale, float* scores, size_t stride) {
+  const int tile = set.max_heads;
   for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
     k(b, gq.q + (size_t)h0 * b.d, std::min(tile, gq.n_heads - h0), scale, scores + (size_t)h0 * stride, stride);
 }
 
 // A SIMD accumulate kernel over `all`'s rows in blocks of at most
 // kMaxTileRows (the q2 scratch bound) and all heads, max_heads at a time.
-void accumulate_tiles(detail::AccumulateKernel k, const detail::RowBlock& all, const float* p, size_t stride,
-                      int n_heads, float* acc) {
+void accumulate_tiles(const detail::RowKernels& set, detail::AccumulateKernel k, const detail::RowBlock& all,
+                      const float* p, size_t stride, int n_heads, float* acc) {
   float scratch[detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups];
-  const int tile = simd().max_heads;
+  const int tile = set.max_heads;
   for (int j0 = 0; j0 < all.n; j0 += detail::kMaxTileRows) {
     const detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, std::min(detail::kMaxTileRows, all.n - j0),
                              all.d, all.g};
@@ -66,9 +76,10 @@ void accumulate_tiles(detail::AccumulateKernel k, const detail::RowBlock& all, c
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                 const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp) {
   const int d = gq.d;
-  if (const detail::ScoreKernel k = score_kernel(codec, d)) {
-    const detail::RowBlock b{rows, row_stride, n_rows, d, codec.type() == kv::CacheType::Q2_0 ? codec.q2_group_size() : 0};
-    score_tiles(k, b, gq, scale, scores, stride);
+  if (const detail::RowKernels* set = set_for(codec, d)) {
+    const bool q2 = codec.type() == kv::CacheType::Q2_0;
+    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0};
+    score_tiles(*set, q2 ? set->score_q2 : set->score_f16, b, gq, scale, scores, stride);
     return;
   }
   // Generic path (any type, any shape): decode the row once, then one dot per head.
@@ -82,9 +93,10 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp) {
   const int d = codec.dim();
-  if (const detail::AccumulateKernel k = accumulate_kernel(codec, d)) {
-    const int g = codec.type() == kv::CacheType::Q2_0 ? codec.q2_group_size() : 0;
-    accumulate_tiles(k, {rows, row_stride, n_rows, d, g}, p, stride, n_heads, acc);
+  if (const detail::RowKernels* set = set_for(codec, d)) {
+    const bool q2 = codec.type() == kv::CacheType::Q2_0;
+    accumulate_tiles(*set, q2 ? set->accumulate_q2 : set->accumulate_f16,
+                     {rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0}, p, stride, n_heads, acc);
     return;
   }
   for (int j = 0; j < n_rows; ++j) {
@@ -96,9 +108,9 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
 void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const GroupQuery& gq, float scale,
                     float* scores, size_t stride) {
   const int d = gq.d;
-  if (simd().score_f32 && detail::simd8_float(d)) {
-    score_tiles(simd().score_f32, {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0}, gq,
-                scale, scores, stride);
+  if (const detail::RowKernels* set = float_set(d)) {
+    score_tiles(*set, set->score_f32, {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0},
+                gq, scale, scores, stride);
     return;
   }
   for (int j = 0; j < n_rows; ++j)
@@ -108,8 +120,8 @@ void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const Grou
 
 void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
                          int n_heads, int d, float* acc) {
-  if (simd().accumulate_f32 && detail::simd8_float(d)) {
-    accumulate_tiles(simd().accumulate_f32,
+  if (const detail::RowKernels* set = float_set(d)) {
+    accumulate_tiles(*set, set->accumulate_f32,
                      {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0}, p, stride,
                      n_heads, acc);
     return;
@@ -119,7 +131,7 @@ void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const
 }
 
 float exp_shifted(const float* s, float m, float* p, int n) {
-  if (simd().exp_shifted) return simd().exp_shifted(s, m, p, n);
+  if (simd().narrow.exp_shifted) return simd().narrow.exp_shifted(s, m, p, n);
   float sum = 0.0f;
   for (int j = 0; j < n; ++j) sum += p[j] = std::exp(s[j] - m);
   return sum;

@@ -40,17 +40,23 @@ struct RowKernels {
   AccumulateKernel accumulate_f32 = nullptr;
   ExpKernel exp_shifted = nullptr;
   int max_heads = 0;  // query heads one call takes (register budget of the ISA)
+  int width = 0;      // floats per vector
+
+  // Shapes the kernels take: whole vectors of values (f16 and f32 rows), and
+  // q2 groups whose quarters (g / 4 codes, one 2-bit field of each code
+  // byte) are whole vectors.
+  bool takes_float(int d) const { return score_f16 && d > 0 && d % width == 0; }
+  bool takes_q2(int d, int g) const {
+    return score_q2 && g > 0 && g % (4 * width) == 0 && d % g == 0 && d / g <= kMaxGroups;
+  }
 };
 
-// Shapes the 8-wide kernels take: whole 8-value chunks (f16 and f32 rows), and q2 groups whose
-// quarters (g / 4 codes, one 2-bit field of each code byte) are whole chunks.
-inline bool simd8_float(int d) { return d > 0 && d % 8 == 0; }
-inline bool simd8_q2(int d, int g) { return g > 0 && g % 32 == 0 && d % g == 0 && d / g <= kMaxGroups; }
-
-// AVX2 + FMA + F16C kernels (row_kernels_avx2.cpp; x86-64 only, call only
-// when the CPU has them), and the same compiled for AVX-512VL's 32
-// registers (row_kernels_avx512.cpp; needs AVX-512 F/BW/VL/DQ as well).
+// AVX2 + FMA + F16C kernels, 8 floats per vector (row_kernels_avx2.cpp;
+// x86-64 only, call only when the CPU has them), and for AVX-512 F/BW/VL/DQ
+// (row_kernels_avx512.cpp): 16 floats per vector, and 8 (with AVX-512VL's
+// 32 registers) for the shapes the 16-wide set does not take.
 RowKernels avx2_row_kernels();
 RowKernels avx512_row_kernels();
+RowKernels avx512_narrow_row_kernels();
 
 }  // namespace oscar::attention::detail

@@ -45,6 +45,34 @@ Rows make_rows(kv::CacheType t, int d, int g, int n, std::mt19937& rng) {
   return r;
 }
 
+// Scores and value sums a kernel produced, against double sums of the same
+// rows as floats (row j at rows + j * rs): scores[h * ss + j] = scale q_h . x_j
+// and acc[h * d + i] = acc0[h * d + i] + sum_j p[h * ps + j] x_j[i].
+void expect_double_sums(const float* rows, size_t rs, int d, int n, const float* q, int heads, float scale,
+                        const float* scores, size_t ss, const float* p, size_t ps, const float* acc0,
+                        const float* acc, const std::string& where) {
+  for (int h = 0; h < heads; ++h) {
+    for (int j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      for (int i = 0; i < d; ++i) {
+        const double t = (double)q[(size_t)h * d + i] * rows[(size_t)j * rs + i];
+        sum += t;
+        mag += std::fabs(t);
+      }
+      ASSERT_NEAR(scores[(size_t)h * ss + j], sum * scale, 1e-5 * mag * scale + 1e-7) << where << " h=" << h << " j=" << j;
+    }
+    for (int i = 0; i < d; ++i) {
+      double a = acc0[(size_t)h * d + i], mag = std::fabs(a);
+      for (int j = 0; j < n; ++j) {
+        const double t = (double)p[(size_t)h * ps + j] * rows[(size_t)j * rs + i];
+        a += t;
+        mag += std::fabs(t);
+      }
+      ASSERT_NEAR(acc[(size_t)h * d + i], a, 1e-5 * mag + 1e-7) << where << " h=" << h << " i=" << i;
+    }
+  }
+}
+
 void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
   const Rows r = make_rows(t, d, g, n, rng);
   std::normal_distribution<float> nd(0, 1);
@@ -65,27 +93,10 @@ void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
 
   const std::string where = "type " + std::to_string((int)t) + " d=" + std::to_string(d) + " g=" +
                             std::to_string(g) + " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
-  for (int h = 0; h < heads; ++h) {
-    for (int j = 0; j < n; ++j) {
-      double s = 0, mag = 0;
-      for (int i = 0; i < d; ++i) {
-        const double term = (double)q[(size_t)h * d + i] * r.decoded[(size_t)j * d + i];
-        s += term;
-        mag += std::fabs(term);
-      }
-      ASSERT_NEAR(scores[(size_t)h * stride + j], s * scale, 1e-5 * mag * scale + 1e-7) << where << " h=" << h << " j=" << j;
-    }
+  expect_double_sums(r.decoded.data(), (size_t)d, d, n, q.data(), heads, scale, scores.data(), stride, p.data(), stride,
+                     acc0.data(), acc.data(), where);
+  for (int h = 0; h < heads; ++h)
     EXPECT_EQ(scores[(size_t)h * stride + n], -7.0f) << where << ": wrote past the block";
-    for (int i = 0; i < d; ++i) {
-      double a = acc0[(size_t)h * d + i], mag = std::fabs(a);
-      for (int j = 0; j < n; ++j) {
-        const double term = (double)p[(size_t)h * stride + j] * r.decoded[(size_t)j * d + i];
-        a += term;
-        mag += std::fabs(term);
-      }
-      ASSERT_NEAR(acc[(size_t)h * d + i], a, 1e-5 * mag + 1e-7) << where << " h=" << h << " i=" << i;
-    }
-  }
 }
 
 TEST(RowKernels, Q2MatchesDecodedRows) {
@@ -97,76 +108,74 @@ TEST(RowKernels, Q2MatchesDecodedRows) {
           for (int n : {1, 2, 7, 32, 70}) check(kv::CacheType::Q2_0, d, g, heads, n, rng);
 }
 
-// The same 8-wide kernels are compiled for AVX2 (4 heads per call) and for
-// AVX-512VL (8 heads per call). Each head's sums run in the same order in
-// both, so every set this CPU has must give bit-identical results to the
-// set the dispatch chose (which the tests above check against decoded rows).
-TEST(RowKernels, EverySimdSetMatchesTheDispatchedOne) {
+// The tests above go through the dispatch, which picks one set per shape.
+// Here every kernel set this CPU has (AVX2; AVX-512 with 16 floats per
+// vector and with 8) is called directly on every shape it takes, against
+// double sums of the decoded rows.
+TEST(RowKernels, EverySimdSetMatchesDecodedRows) {
 #if defined(OSCAR_X86)
   std::vector<std::pair<const char*, detail::RowKernels>> sets;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
     sets.emplace_back("avx2", detail::avx2_row_kernels());
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq"))
+        __builtin_cpu_supports("avx512dq")) {
       sets.emplace_back("avx512", detail::avx512_row_kernels());
+      sets.emplace_back("avx512-narrow", detail::avx512_narrow_row_kernels());
+    }
   }
   if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
   std::mt19937 rng(10);
   std::normal_distribution<float> nd(0, 1);
-  for (kv::CacheType t : {kv::CacheType::F16, kv::CacheType::Q2_0})
-    for (int d : {64, 512})
-      for (int heads : {1, 3, 5, 8, 9})
-        for (bool whole_row_groups : {false, true}) {
-          if (t == kv::CacheType::F16 && whole_row_groups) continue;
-          // q2 groups of 32 values, and one group per row (the default).
-          const int n = 37, g = t == kv::CacheType::Q2_0 ? (whole_row_groups ? d : 32) : 0;
-          const Rows r = make_rows(t, d, g, n, rng);
-          std::vector<float> q((size_t)heads * d), p((size_t)heads * n), tmp((size_t)d);
-          for (auto& v : q) v = nd(rng);
-          for (auto& v : p) v = std::fabs(nd(rng));
-          std::vector<float> want_s((size_t)heads * n), want_a((size_t)heads * d, 0.5f);
-          const GroupQuery gq{q.data(), heads, d};
-          score_rows(r.codec, r.bytes.data(), r.stride, n, gq, 0.25f, want_s.data(), n, tmp.data());
-          accumulate_rows(r.codec, r.bytes.data(), r.stride, n, p.data(), n, heads, want_a.data(), tmp.data());
-          const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
-          for (const auto& [name, k] : sets) {
-            const auto score = t == kv::CacheType::F16 ? k.score_f16 : k.score_q2;
-            const auto acc = t == kv::CacheType::F16 ? k.accumulate_f16 : k.accumulate_q2;
-            std::vector<float> s((size_t)heads * n), a((size_t)heads * d, 0.5f);
-            std::vector<float> scratch((size_t)detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups);
-            for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
-              const int hn = std::min(k.max_heads, heads - h0);
-              score(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
-              acc(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, scratch.data());
-            }
-            const std::string where = std::string(name) + " type " + std::to_string((int)t) + " d=" + std::to_string(d) +
-                                      " g=" + std::to_string(g) + " heads=" + std::to_string(heads);
-            EXPECT_EQ(s, want_s) << where;
-            EXPECT_EQ(a, want_a) << where;
-          }
-        }
-  // f32 rows (the batch's own keys and values).
-  for (int heads : {1, 5, 8, 9}) {
-    const int d = 128, n = 29;
-    std::vector<float> rows((size_t)n * d), q((size_t)heads * d), p((size_t)heads * n);
-    for (auto& v : rows) v = nd(rng);
+  std::vector<int> checked(sets.size(), 0);
+  // Runs one set's tiles over all heads and compares with the decoded rows.
+  auto run = [&](size_t si, detail::ScoreKernel score, detail::AccumulateKernel acc, const detail::RowBlock& b,
+                 const float* decoded, size_t rs, int heads, const std::string& what) {
+    const detail::RowKernels& k = sets[si].second;
+    const int d = b.d, n = b.n;
+    std::vector<float> q((size_t)heads * d), p((size_t)heads * n), s((size_t)heads * n), a((size_t)heads * d, 0.5f);
     for (auto& v : q) v = nd(rng);
     for (auto& v : p) v = std::fabs(nd(rng));
-    std::vector<float> want_s((size_t)heads * n), want_a((size_t)heads * d, 0.5f);
-    score_rows_f32(rows.data(), d, n, GroupQuery{q.data(), heads, d}, 0.25f, want_s.data(), n);
-    accumulate_rows_f32(rows.data(), d, n, p.data(), n, heads, d, want_a.data());
-    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows.data()), d * sizeof(float), n, d, 0};
-    for (const auto& [name, k] : sets) {
-      std::vector<float> s((size_t)heads * n), a((size_t)heads * d, 0.5f);
-      for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
-        const int hn = std::min(k.max_heads, heads - h0);
-        k.score_f32(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
-        k.accumulate_f32(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, nullptr);
-      }
-      EXPECT_EQ(s, want_s) << name << " f32 heads=" << heads;
-      EXPECT_EQ(a, want_a) << name << " f32 heads=" << heads;
+    const std::vector<float> a0 = a;
+    std::vector<float> scratch((size_t)detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups);
+    for (int h0 = 0; h0 < heads; h0 += k.max_heads) {
+      const int hn = std::min(k.max_heads, heads - h0);
+      score(b, q.data() + (size_t)h0 * d, hn, 0.25f, s.data() + (size_t)h0 * n, n);
+      acc(b, p.data() + (size_t)h0 * n, n, hn, a.data() + (size_t)h0 * d, scratch.data());
     }
+    expect_double_sums(decoded, rs, d, n, q.data(), heads, 0.25f, s.data(), n, p.data(), n, a0.data(), a.data(),
+                       std::string(sets[si].first) + " " + what + " d=" + std::to_string(d) +
+                           " g=" + std::to_string(b.g) + " heads=" + std::to_string(heads));
+    ++checked[si];
+  };
+  for (kv::CacheType t : {kv::CacheType::F16, kv::CacheType::Q2_0})
+    for (int d : {24, 64, 128, 512})
+      for (int g : {0, 32, 64, 128, 512}) {
+        if ((t == kv::CacheType::F16) != (g == 0) || (g > 0 && (g > d || d % g != 0))) continue;
+        const int n = 37;
+        const Rows r = make_rows(t, d, g, n, rng);
+        const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
+        for (size_t si = 0; si < sets.size(); ++si) {
+          const detail::RowKernels& k = sets[si].second;
+          const bool f16 = t == kv::CacheType::F16;
+          if (f16 ? !k.takes_float(d) : !k.takes_q2(d, g)) continue;
+          for (int heads : {1, 3, 5, 8, 9})
+            run(si, f16 ? k.score_f16 : k.score_q2, f16 ? k.accumulate_f16 : k.accumulate_q2, b, r.decoded.data(),
+                (size_t)d, heads, f16 ? "f16" : "q2_0");
+        }
+      }
+  // f32 rows (the batch's own keys and values), rows wider apart than d.
+  for (int d : {24, 128}) {
+    const int n = 29;
+    const size_t rs = (size_t)d + 8;
+    std::vector<float> rows((size_t)n * rs);
+    for (auto& v : rows) v = nd(rng);
+    const detail::RowBlock b{reinterpret_cast<const uint8_t*>(rows.data()), rs * sizeof(float), n, d, 0};
+    for (size_t si = 0; si < sets.size(); ++si)
+      if (sets[si].second.takes_float(d))
+        for (int heads : {1, 5, 8, 9})
+          run(si, sets[si].second.score_f32, sets[si].second.accumulate_f32, b, rows.data(), rs, heads, "f32");
   }
+  for (size_t si = 0; si < sets.size(); ++si) EXPECT_GT(checked[si], 0) << sets[si].first << " was never run";
 #else
   GTEST_SKIP() << "x86-64 only";
 #endif
@@ -200,27 +209,10 @@ TEST(RowKernels, F32RowsMatchDoubleSums) {
         score_rows_f32(rows.data(), rs, n, GroupQuery{q.data(), heads, d}, 0.5f, scores.data(), stride);
         accumulate_rows_f32(rows.data(), rs, n, p.data(), stride, heads, d, acc.data());
         const std::string where = "d=" + std::to_string(d) + " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
-        for (int h = 0; h < heads; ++h) {
-          for (int j = 0; j < n; ++j) {
-            double sum = 0, mag = 0;
-            for (int i = 0; i < d; ++i) {
-              const double t = (double)q[(size_t)h * d + i] * rows[(size_t)j * rs + i];
-              sum += t;
-              mag += std::fabs(t);
-            }
-            ASSERT_NEAR(scores[(size_t)h * stride + j], 0.5 * sum, 0.5 * 1e-5 * mag + 1e-7) << where;
-          }
+        expect_double_sums(rows.data(), rs, d, n, q.data(), heads, 0.5f, scores.data(), stride, p.data(), stride,
+                           acc0.data(), acc.data(), where);
+        for (int h = 0; h < heads; ++h)
           EXPECT_EQ(scores[(size_t)h * stride + n], -7.0f) << where << ": wrote past the block";
-          for (int i = 0; i < d; ++i) {
-            double a = acc0[(size_t)h * d + i], mag = std::fabs(a);
-            for (int j = 0; j < n; ++j) {
-              const double t = (double)p[(size_t)h * stride + j] * rows[(size_t)j * rs + i];
-              a += t;
-              mag += std::fabs(t);
-            }
-            ASSERT_NEAR(acc[(size_t)h * d + i], a, 1e-5 * mag + 1e-7) << where << " h=" << h << " i=" << i;
-          }
-        }
       }
 }
 
@@ -252,12 +244,24 @@ TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
 }
 
 TEST(RowKernels, ShapesTheSimdKernelsTake) {
-  EXPECT_TRUE(detail::simd8_q2(128, 128));
-  EXPECT_TRUE(detail::simd8_q2(512, 32));
-  EXPECT_FALSE(detail::simd8_q2(128, 16));   // quarters of 4 codes: not a whole chunk
-  EXPECT_FALSE(detail::simd8_q2(1024, 32));  // more groups than the scratch holds
-  EXPECT_TRUE(detail::simd8_float(64));
-  EXPECT_FALSE(detail::simd8_float(20));
+  detail::RowKernels k;
+  k.score_f16 = k.score_q2 = [](const detail::RowBlock&, const float*, int, float, float*, size_t) {};
+  k.width = 8;
+  EXPECT_TRUE(k.takes_q2(128, 128));
+  EXPECT_TRUE(k.takes_q2(512, 32));
+  EXPECT_FALSE(k.takes_q2(128, 16));   // quarters of 4 codes: not a whole vector
+  EXPECT_FALSE(k.takes_q2(1024, 32));  // more groups than the scratch holds
+  EXPECT_TRUE(k.takes_float(64));
+  EXPECT_FALSE(k.takes_float(20));
+  k.width = 16;
+  EXPECT_TRUE(k.takes_q2(128, 128));
+  EXPECT_TRUE(k.takes_q2(512, 64));
+  EXPECT_FALSE(k.takes_q2(512, 32));  // quarters of 8 codes
+  EXPECT_TRUE(k.takes_float(128));
+  EXPECT_FALSE(k.takes_float(24));
+  k.score_f16 = k.score_q2 = nullptr;  // no kernels on this CPU
+  EXPECT_FALSE(k.takes_float(128));
+  EXPECT_FALSE(k.takes_q2(128, 128));
 }
 
 }  // namespace
