@@ -43,6 +43,12 @@ struct T {
     return _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, idx), bit), bit);
   }
 
+  // Unsigned 5-bit codes 0..31: the fifth bits (4 bytes at qh) over the
+  // nibbles that follow them.
+  static inline I codes5(const uint8_t* qh) {
+    return _mm256_or_si256(nibbles(qh + 4), _mm256_and_si256(bitmask(qh), _mm256_set1_epi8(0x10)));
+  }
+
   // The codes of the formats that have no bias<K>(): Q4_1 / Q5_1 (unsigned)
   // and Q8_0 (signed).
   template <LegacyKind K>
@@ -50,7 +56,7 @@ struct T {
     if constexpr (K == kQ4_1) {
       return nibbles(p + 4);
     } else if constexpr (K == kQ5_1) {
-      return _mm256_or_si256(nibbles(p + 8), _mm256_and_si256(bitmask(p + 4), _mm256_set1_epi8(0x10)));
+      return codes5(p + 4);
     } else {
       return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
     }
@@ -66,7 +72,7 @@ struct T {
     if constexpr (K == kQ4_0) {
       return nibbles(p + 2);
     } else {
-      return _mm256_or_si256(nibbles(p + 6), _mm256_and_si256(bitmask(p + 2), _mm256_set1_epi8(0x10)));
+      return codes5(p + 2);
     }
   }
   static inline I neg_bias_sum(I a, int b) {

@@ -51,6 +51,12 @@ struct Pair {
   static inline __mmask64 bits(const uint8_t* qh) {
     return (__mmask64)load_u32(qh) | ((__mmask64)load_u32(qh + WB) << 32);
   }
+  // Unsigned 5-bit codes 0..31 of both blocks: the fifth bits (4 bytes at qh)
+  // over the nibbles that follow them.
+  static inline __m512i codes5(const uint8_t* qh) {
+    const __m512i nib = nibbles(qh + 4);
+    return _mm512_mask_add_epi8(nib, bits(qh), nib, _mm512_set1_epi8(0x10));
+  }
   static inline __m512i bytes32(const uint8_t* qs) {
     return _mm512_inserti64x4(
         _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs))),
@@ -70,8 +76,7 @@ struct T {
     if constexpr (K == kQ4_1) {
       return Pair<20>::nibbles(p + 4);
     } else if constexpr (K == kQ5_1) {
-      const I nib = Pair<24>::nibbles(p + 8);
-      return _mm512_mask_add_epi8(nib, Pair<24>::bits(p + 4), nib, _mm512_set1_epi8(0x10));
+      return Pair<24>::codes5(p + 4);
     } else {
       return Pair<34>::bytes32(p + 2);
     }
@@ -91,8 +96,7 @@ struct T {
     if constexpr (K == kQ4_0) {
       return Pair<18>::nibbles(p + 2);
     } else if constexpr (K == kQ5_0) {
-      const I nib = Pair<22>::nibbles(p + 6);
-      return _mm512_mask_add_epi8(nib, Pair<22>::bits(p + 2), nib, _mm512_set1_epi8(0x10));
+      return Pair<22>::codes5(p + 2);
     } else {
       return _mm512_xor_si512(Pair<34>::bytes32(p + 2), _mm512_set1_epi8((char)0x80));
     }
