@@ -73,12 +73,62 @@ void for_each_tile(ThreadPool& pool, int64_t n_tiles, const Tile& tile) {
   else pool.run(work);
 }
 
+// Below this many columns the dot tiles win: packing a weight panel costs
+// about as much as a few columns of FMAs.
+constexpr int64_t kMinPanelCols = 8;
+// Activations of one column block over one k panel (kPanelK values) stay in
+// L2 while every row tile sweeps them.
+constexpr size_t kPanelBlockBytes = 256u << 10;
+
+// Float weights with many columns: the panel GEMM (quant::PanelGemmFn).
+// Activations are packed once into groups of NR columns; then for each
+// column block and k panel, the row tiles run in parallel, each packing its
+// weights once for all the block's columns.
+void matmul_panels(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols,
+                   float* y, size_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
+  const quant::QuantTraits& q = *w.traits;
+  const int nr = q.gemm_panel_cols;
+  const int64_t n_groups = (n_cols + nr - 1) / nr;
+  const size_t group_stride = (size_t)w.cols * (size_t)nr;
+  auto* xp = reinterpret_cast<float*>(scratch.reserve(group_stride * (size_t)n_groups * sizeof(float)));
+  pool.parallel_for((size_t)n_groups, 1, [&](size_t b, size_t e) {
+    for (size_t g = b; g < e; ++g) {
+      const int nc = (int)std::min<int64_t>(nr, n_cols - (int64_t)g * nr);
+      quant::pack_panel_act(x + g * (size_t)nr * x_stride, x_stride, nc, w.cols, nr, xp + g * group_stride);
+    }
+  });
+
+  const auto* wbytes = static_cast<const uint8_t*>(w.data);
+  const int64_t n_row_tiles = (w.rows + quant::kPanelRows - 1) / quant::kPanelRows;
+  const int64_t block_groups =
+      std::max<int64_t>(1, (int64_t)(kPanelBlockBytes / ((size_t)nr * quant::kPanelK * sizeof(float))));
+  for (int64_t g0 = 0; g0 < n_groups; g0 += block_groups) {
+    const int64_t c0 = g0 * nr;
+    const int64_t cn = std::min(n_cols - c0, block_groups * nr);
+    for (int64_t k0 = 0; k0 < w.cols; k0 += quant::kPanelK) {
+      const int64_t kc = std::min(quant::kPanelK, w.cols - k0);
+      const size_t w_off = *row_bytes(q.type, (uint64_t)k0);
+      for_each_tile(pool, n_row_tiles, [&](int64_t t) {
+        const int64_t r0 = t * quant::kPanelRows;
+        const int rn = (int)std::min<int64_t>(quant::kPanelRows, w.rows - r0);
+        q.gemm_panel(kc, wbytes + (size_t)r0 * w.row_bytes + w_off, w.row_bytes, rn,
+                     xp + (size_t)g0 * group_stride + (size_t)k0 * nr, group_stride, cn,
+                     y + (size_t)c0 * y_stride + r0, y_stride, k0 > 0);
+      });
+    }
+  }
+}
+
 }  // namespace
 
 void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
             size_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
   const quant::QuantTraits& q = *w.traits;
   if (n_cols <= 0 || w.rows <= 0) return;
+  if (q.gemm_panel && n_cols >= kMinPanelCols) {
+    matmul_panels(w, x, x_stride, n_cols, y, y_stride, pool, scratch);
+    return;
+  }
   // Activation rows, padded to 64 bytes so rows start cache-aligned.
   const size_t act_stride = (act_row_bytes(q, w.cols) + 63) & ~size_t(63);
   uint8_t* act = scratch.reserve(act_stride * (size_t)n_cols);

@@ -67,6 +67,8 @@ struct LegacyKernelSet {
 };
 struct FloatKernelSet {
   DotTileFn dot[kFloatKinds];
+  PanelGemmFn panel[kFloatKinds];  // null in the scalar set
+  int panel_cols;                  // NR of the panel kernels
 };
 
 #if defined(OSCAR_X86)

@@ -33,9 +33,32 @@ struct V {
     return _mm_cvtss_f32(s);
   }
   static inline float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+  static inline F set1(float x) { return _mm256_set1_ps(x); }
+  static inline void store_f32(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static inline F add(F a, F b) { return _mm256_add_ps(a, b); }
+  // 8 x 8 transpose: pairs of rows interleaved at 32, 64 and 128 bits.
+  static inline void transpose(F* r) {
+    F t[8];
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; ++j) {
+      t[j] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x20);
+      t[j + 4] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x31);
+    }
+    for (int j = 0; j < 8; ++j) r[j] = t[j];
+  }
 };
 
 #include "quant/float_dot_impl.h"
+#include "quant/float_panel_impl.h"
 
 // 4 x 3 micro-tiles: 12 accumulators + 3 activations + 1 weight = 16 ymm.
 template <FloatKind K>
@@ -44,10 +67,20 @@ void dot(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, 
   FloatTile<V, K>::template dot<4, 3>(n, w, ws, nr, a, as, nc, out, os);
 }
 
+// 16 rows x 6 columns: 12 accumulators + 2 weight vectors + 1 broadcast.
+constexpr int kPanelCols = 6;
+template <FloatKind K>
+void panel(int64_t kc, const void* w, size_t ws, int nr, const float* xp, size_t gs, int64_t nc,
+           float* y, size_t ys, bool acc) {
+  FloatPanel<V, K, 2, kPanelCols>::gemm(kc, w, ws, nr, xp, gs, nc, y, ys, acc);
+}
+
 }  // namespace
 
 const FloatKernelSet& float_kernels_avx2() {
-  static const FloatKernelSet k = {{dot<kF32>, dot<kF16>, dot<kBF16>}};
+  static const FloatKernelSet k = {{dot<kF32>, dot<kF16>, dot<kBF16>},
+                                   {panel<kF32>, panel<kF16>, panel<kBF16>},
+                                   kPanelCols};
   return k;
 }
 

@@ -63,8 +63,13 @@ void dot_ref(int64_t n, const void* w, size_t w_stride, int nr, const void* act,
 
 }  // namespace
 
+void pack_panel_act(const float* x, size_t x_stride, int nc, int64_t k, int nr_group, float* dst) {
+  for (int64_t i = 0; i < k; ++i)
+    for (int c = 0; c < nr_group; ++c) dst[i * nr_group + c] = c < nc ? x[(size_t)c * x_stride + i] : 0.0f;
+}
+
 const FloatKernelSet& float_kernels_scalar() {
-  static const FloatKernelSet k = {{dot_ref<kF32>, dot_ref<kF16>, dot_ref<kBF16>}};
+  static const FloatKernelSet k = {{dot_ref<kF32>, dot_ref<kF16>, dot_ref<kBF16>}, {}, 0};
   return k;
 }
 
@@ -102,6 +107,8 @@ void register_float_types(QuantTraits* table, bool* present, const CpuFeatures& 
     t.dot_ref = ref.dot[r.kind];
     t.dot = best->dot[r.kind];
     t.dot_impl = impl;
+    t.gemm_panel = best->panel[r.kind];
+    t.gemm_panel_cols = best->panel_cols;
     present[(uint32_t)r.type] = true;
   }
 }

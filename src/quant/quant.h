@@ -28,6 +28,24 @@ using DotTileFn = void (*)(int64_t n, const void* w, size_t w_stride, int nr, co
 
 constexpr int kMaxTile = 8;
 
+// Panel GEMM of float weights, used for products with many columns (prompt
+// processing): for r < nr, c < n_cols
+//   y[c * y_stride + r] = (accumulate ? y[c * y_stride + r] : 0) + sum_{i < kc} W_r[i] * x_c[i]
+// `w` points at row 0 of the panel (already offset to the panel's first
+// value), rows `w_stride` bytes apart. The activations are packed by
+// pack_panel_act: the group of columns [g*NR, g*NR + NR) starts at
+// xp + g * group_stride floats, k-major ([i][NR]), at the panel's first value.
+// kc <= kPanelK, 1 <= nr <= kPanelRows.
+using PanelGemmFn = void (*)(int64_t kc, const void* w, size_t w_stride, int nr, const float* xp,
+                             size_t group_stride, int64_t n_cols, float* y, size_t y_stride,
+                             bool accumulate);
+constexpr int64_t kPanelK = 256;
+constexpr int kPanelRows = 64;
+
+// dst[i * nr_group + c] = x[c * x_stride + i] for i < k, c < nc; columns
+// nc..nr_group-1 are zero. One column group in PanelGemmFn's layout.
+void pack_panel_act(const float* x, size_t x_stride, int nc, int64_t k, int nr_group, float* dst);
+
 struct QuantTraits {
   TensorType type;
   TensorType act_type;           // activation format the dot kernels expect
@@ -37,6 +55,8 @@ struct QuantTraits {
   DotTileFn dot_ref;             // scalar reference dot (for tests)
   DotTileFn dot;                 // fastest kernel for this CPU
   const char* dot_impl;          // name of the kernel chosen ("avx512", "avx2", "scalar")
+  PanelGemmFn gemm_panel = nullptr;  // float weights on a SIMD CPU only; else matmul uses dot
+  int gemm_panel_cols = 0;           // NR: columns per packed activation group
 };
 
 // The traits of every computable weight type, with `dot` chosen for `cpu`.

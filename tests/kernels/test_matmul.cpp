@@ -77,8 +77,10 @@ TEST(Matmul, AllTypesGemvAndGemmMatchReferences) {
   quant::QuantTable table(detect_cpu());
   // The last case has rows long enough that matmul splits k into panels for
   // every activation format (f32, Q8_0 and Q8_K) and sums the panels.
+  // {150, 768, 20} takes the float panel GEMM through several row tiles, a
+  // row tail, three k panels and a partial column group.
   const Case cases[] = {{1, 256, 1, 1}, {37, 512, 1, 2}, {19, 256, 13, 3}, {64, 768, 70, 2},
-                        {20, 8448, 66, 2}};
+                        {20, 8448, 66, 2}, {150, 768, 20, 2}};
   for (TensorType t : kAllTypes)
     for (const Case& cs : cases) {
       SCOPED_TRACE(type_name(t) + " rows=" + std::to_string(cs.rows) + " cols=" +

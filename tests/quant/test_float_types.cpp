@@ -167,10 +167,80 @@ TEST(FloatDot, SimdKernelsMatchReferenceOnAllTileShapes) {
     }
 }
 
+// The panel GEMM of every ISA against double sums of the decoded weights:
+// row counts around the micro-panel height (tails padded with zero rows),
+// column counts around the group width (zero-padded groups), k lengths with
+// vector tails, and both the overwrite and the accumulate mode. Outputs
+// outside the nr x n_cols block must stay untouched.
+TEST(FloatPanel, SimdKernelsMatchDoubleSums) {
+  const auto isas = available_isas();
+  if (isas.empty()) GTEST_SKIP() << "no SIMD kernels for this CPU";
+  std::mt19937 rng(6);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (const Isa& isa : isas)
+    for (int k = 0; k < kFloatKinds; ++k) {
+      const TensorType t = kTypes[k];
+      ASSERT_NE(isa.set->panel[k], nullptr);
+      const int nrg = isa.set->panel_cols;
+      for (int64_t kc : {(int64_t)1, (int64_t)7, (int64_t)16, (int64_t)33, (int64_t)100, kPanelK})
+        for (int nr : {1, 5, 16, 31, 32, 33, kPanelRows})
+          for (int64_t n_cols : {1, 3, 8, 13, 20})
+            for (bool accumulate : {false, true}) {
+              SCOPED_TRACE(std::string(isa.name) + " " + type_name(t) + " kc=" +
+                           std::to_string(kc) + " nr=" + std::to_string(nr) + " cols=" +
+                           std::to_string(n_cols) + (accumulate ? " acc" : ""));
+              const size_t ws = (kc + 3) * esize(t);
+              std::vector<float> wv, xv;
+              const auto w = make_rows(rng, t, kc, nr, ws, &wv);
+              const size_t xs = (size_t)kc + 2;
+              std::vector<float> x(xs * (size_t)n_cols);
+              for (auto& v : x) v = nd(rng);
+              const int64_t groups = (n_cols + nrg - 1) / nrg;
+              const size_t gs = (size_t)kc * nrg;
+              std::vector<float> xp(gs * (size_t)groups, NAN);
+              for (int64_t g = 0; g < groups; ++g)
+                pack_panel_act(&x[(size_t)(g * nrg) * xs], xs,
+                               (int)std::min<int64_t>(nrg, n_cols - g * nrg), kc, nrg, &xp[g * gs]);
+              // y rows are nr + 3 long, and one extra column follows: none
+              // of those values may be written.
+              const size_t ys = (size_t)nr + 3;
+              std::vector<float> y(ys * (size_t)(n_cols + 1));
+              for (auto& v : y) v = nd(rng);
+              const std::vector<float> y0 = y;
+              isa.set->panel[k](kc, w.data(), ws, nr, xp.data(), gs, n_cols, y.data(), ys, accumulate);
+              for (int64_t c = 0; c <= n_cols; ++c)
+                for (size_t r = 0; r < ys; ++r) {
+                  const size_t at = (size_t)c * ys + r;
+                  if (r >= (size_t)nr || c == n_cols) {
+                    ASSERT_EQ(y[at], y0[at]) << "wrote outside the block, r=" << r << " c=" << c;
+                    continue;
+                  }
+                  double want = accumulate ? y0[at] : 0.0, mag = std::fabs(want);
+                  for (int64_t i = 0; i < kc; ++i) {
+                    const double p = (double)wv[r * kc + i] * x[(size_t)c * xs + i];
+                    want += p;
+                    mag += std::fabs(p);
+                  }
+                  ASSERT_NEAR(y[at], want, 1e-6 * mag + 1e-30) << "r=" << r << " c=" << c;
+                }
+            }
+    }
+}
+
+TEST(FloatPanel, PackedActivationLayout) {
+  // 3 columns of 4 values into a group of 5: [i][c], zero past column 3.
+  const float x[] = {1, 2, 3, 4, 0, 10, 20, 30, 40, 0, 100, 200, 300, 400};
+  float dst[20];
+  pack_panel_act(x, 5, 3, 4, 5, dst);
+  const float want[] = {1, 10, 100, 0, 0, 2, 20, 200, 0, 0, 3, 30, 300, 0, 0, 4, 40, 400, 0, 0};
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(dst[i], want[i]) << i;
+}
+
 TEST(FloatDispatch, DefaultCpuIsScalarAndDetectedCpuPicksBest) {
   for (TensorType t : kTypes) {
     EXPECT_STREQ(traits(t).dot_impl, "scalar");
     EXPECT_EQ(traits(t).dot, traits(t).dot_ref);
+    EXPECT_EQ(traits(t).gemm_panel, nullptr);  // matmul falls back to the dot tiles
   }
   const CpuFeatures cpu = detect_cpu();
   const QuantTable table(cpu);
