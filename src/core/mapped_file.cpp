@@ -5,14 +5,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 
 namespace oscar {
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Reads all `n` bytes of fd into dst. Returns "" or why it failed.
+std::string read_all(int fd, uint8_t* dst, size_t n) {
+  size_t off = 0;
+  while (off < n) {
+    const size_t want = std::min(n - off, size_t(64) << 20);
+    const ssize_t got = ::pread(fd, dst + off, want, (off_t)off);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return std::strerror(errno);
+    if (got == 0) return "the file shrank while it was read";
+    off += (size_t)got;
+  }
+  return "";
+}
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path, FileResidence how) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};
@@ -26,6 +48,29 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     throw Error("'" + path + "' is not a regular file");
   }
   size_ = (size_t)st.st_size;
+  if (size_ > 0 && how == FileResidence::kLoaded) {
+    // One huge page of slack so the data can start on a 2 MiB boundary.
+    const size_t region = size_ + kHugePage;
+    void* r = ::mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r != MAP_FAILED) {
+      auto* aligned = reinterpret_cast<uint8_t*>(
+          (reinterpret_cast<uintptr_t>(r) + kHugePage - 1) & ~uintptr_t(kHugePage - 1));
+      ::madvise(aligned, size_, MADV_HUGEPAGE);  // advisory: fine if THP is off
+      const std::string why = read_all(fd, aligned, size_);
+      if (!why.empty()) {
+        ::munmap(r, region);
+        ::close(fd);
+        throw Error("cannot read '" + path + "': " + why);
+      }
+      ::mprotect(r, region, PROT_READ);
+      region_ = r;
+      region_size_ = region;
+      data_ = aligned;
+      residence_ = FileResidence::kLoaded;
+      ::close(fd);
+      return;
+    }
+  }
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -41,25 +86,25 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 MappedFile::~MappedFile() { release(); }
 
 void MappedFile::release() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (region_) ::munmap(region_, region_size_);
+  else if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
+  region_ = nullptr;
+  region_size_ = 0;
 }
 
-MappedFile::MappedFile(MappedFile&& o) noexcept
-    : data_(o.data_), size_(o.size_), path_(std::move(o.path_)) {
-  o.data_ = nullptr;
-  o.size_ = 0;
-}
+MappedFile::MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   if (this != &o) {
     release();
-    data_ = o.data_;
-    size_ = o.size_;
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    region_ = std::exchange(o.region_, nullptr);
+    region_size_ = std::exchange(o.region_size_, 0);
+    residence_ = o.residence_;
     path_ = std::move(o.path_);
-    o.data_ = nullptr;
-    o.size_ = 0;
   }
   return *this;
 }

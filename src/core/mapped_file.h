@@ -1,5 +1,13 @@
-// A read-only memory map of a whole file. Model weights are used in place
-// from the map, so loading a 20 GB GGUF costs no copy.
+// A read-only view of a whole file in memory, either mapped or loaded.
+//
+// Mapped (mmap) costs no copy and shares pages with the page cache, but the
+// page cache uses 4 KiB pages: streaming weights through them in a decode
+// step takes a TLB miss every 4 KiB and stops the hardware prefetchers at
+// every page boundary. On the development VM that held qwen3-0.6b decode at
+// 25% of the read bandwidth on one thread. Loaded copies the file into
+// anonymous memory aligned to 2 MiB and asks for transparent huge pages
+// (madvise), which took the same decode to 85-91% (bench/RESULTS.md,
+// session 6). The copy costs one read of the file at start-up.
 #pragma once
 
 #include <cstddef>
@@ -9,11 +17,18 @@
 
 namespace oscar {
 
+enum class FileResidence {
+  kMapped,  // mmap of the file
+  kLoaded,  // read into anonymous memory with huge pages requested
+};
+
 class MappedFile {
  public:
   MappedFile() = default;
-  // Maps `path` read-only; throws Error naming the path and the OS reason.
-  explicit MappedFile(const std::string& path);
+  // Maps or loads `path` read-only; throws Error naming the path and the OS
+  // reason. When anonymous memory for kLoaded cannot be had, the file is
+  // mapped instead (residence() tells which).
+  explicit MappedFile(const std::string& path, FileResidence how = FileResidence::kMapped);
   ~MappedFile();
   MappedFile(MappedFile&& o) noexcept;
   MappedFile& operator=(MappedFile&& o) noexcept;
@@ -24,11 +39,16 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  FileResidence residence() const { return residence_; }
 
  private:
   void release();
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  // The whole anonymous region of a loaded file (data_ is aligned inside it).
+  void* region_ = nullptr;
+  size_t region_size_ = 0;
+  FileResidence residence_ = FileResidence::kMapped;
   std::string path_;
 };
 

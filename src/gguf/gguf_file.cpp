@@ -348,9 +348,9 @@ class Parser {
   }
 };
 
-GgufFile GgufFile::open(const std::string& path) {
+GgufFile GgufFile::open(const std::string& path, FileResidence how) {
   GgufFile f;
-  f.map_ = MappedFile(path);
+  f.map_ = MappedFile(path, how);
   f.bytes_ = f.map_.bytes();
   f.name_ = path;
   Parser(f).run();

@@ -36,8 +36,10 @@ struct TensorInfo {
 
 class GgufFile {
  public:
-  // Opens and validates `path`; throws oscar::Error on any defect.
-  static GgufFile open(const std::string& path);
+  // Opens and validates `path`; throws oscar::Error on any defect. Inference
+  // loads the file (FileResidence::kLoaded, see core/mapped_file.h); tools
+  // that only read metadata map it.
+  static GgufFile open(const std::string& path, FileResidence how = FileResidence::kMapped);
   // Parses an in-memory image (used by the fuzzer and tests); `bytes` must
   // outlive the returned object.
   static GgufFile parse(std::span<const uint8_t> bytes, const std::string& name = "<memory>");
@@ -63,6 +65,8 @@ class GgufFile {
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(std::string_view name) const;
+  // Whether the bytes are mapped or loaded (kLoaded may fall back to kMapped).
+  FileResidence residence() const { return map_.residence(); }
   // The tensor's bytes inside the mapped file (bounds already validated).
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
 

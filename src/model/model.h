@@ -53,8 +53,11 @@ class Model {
  public:
   // Loads and validates `path`: unknown architecture, missing or mis-shaped
   // tensors and keys, and unsupported tensor types get an Error naming them.
+  // The weights are read into memory unless `how` asks for a mapping
+  // (core/mapped_file.h says why loading is the default).
   static std::unique_ptr<Model> load(const std::string& path, const quant::QuantTable& table,
-                                     const Logger& log);
+                                     const Logger& log,
+                                     FileResidence how = FileResidence::kLoaded);
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }

@@ -2,6 +2,7 @@
 // converted GGUF ("qwen3.embedding_length", ...) and binds tensors by their
 // standard names ("blk.N.attn_q.weight", ...), checking every shape.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -256,8 +257,8 @@ class ModelLoader {
 };
 
 std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTable& table,
-                                   const Logger& log) {
-  std::unique_ptr<Model> m(new Model(gguf::GgufFile::open(path)));
+                                   const Logger& log, FileResidence how) {
+  std::unique_ptr<Model> m(new Model(gguf::GgufFile::open(path, how)));
   ModelLoader(*m, table).load();
   const ModelConfig& c = m->config();
   int n_sliding = 0, n_shared = 0;
@@ -276,6 +277,15 @@ std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTa
            "/" + std::to_string(c.layers[0].n_head_kv) + " head_dim=" +
            std::to_string(c.layers[0].head_dim) + " ff=" + std::to_string(c.n_ff) +
            " vocab=" + std::to_string(c.n_vocab) + extra);
+  const double mib = (double)m->file().file_size() / (1 << 20);
+  char size[32];
+  std::snprintf(size, sizeof size, "%.1f MiB", mib);
+  if (m->file().residence() == FileResidence::kLoaded)
+    log.info(std::string("weights: ") + size + " read into memory (huge pages requested; --mmap maps the file instead)");
+  else if (how == FileResidence::kLoaded)
+    log.info(std::string("weights: ") + size + " mapped: no anonymous memory for a copy");
+  else
+    log.info(std::string("weights: ") + size + " mapped from the file (--mmap)");
   return m;
 }
 

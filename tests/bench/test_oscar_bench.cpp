@@ -195,6 +195,18 @@ TEST_F(OscarBench, SmallBatchesSplitThePrompt) {
   EXPECT_GT(rows[0]["avg_ts"].get<double>(), 0);
 }
 
+// The weights are read into memory by default; -mmp 1 (llama-bench's flag)
+// maps the file. Both give a result, and the log says which was used.
+TEST_F(OscarBench, WeightsAreReadUnlessMmapIsAskedFor) {
+  for (const char* mmp : {"", " -mmp 0", " -mmp 1"}) {
+    const BenchRun r = bench("-m " + model() + " -p 8 -n 2 -t 1 -r 1 -v" + std::string(mmp));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const bool mapped = std::string(mmp) == " -mmp 1";
+    EXPECT_NE(r.err.find(mapped ? "mapped from the file" : "read into memory"), std::string::npos)
+        << mmp << "\n" << r.err;
+  }
+}
+
 TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {
   const std::string m = "-m " + model() + " ";
   const std::pair<std::string, std::string> cases[] = {
@@ -208,6 +220,7 @@ TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {
       {m + "-ctv", "-ctv: missing value"},
       {m + "-o xml", "unknown output format 'xml'"},
       {m + "--fill random", "--fill: expected model or synthetic, got 'random'"},
+      {m + "-mmp", "-mmp: missing value"},
       {m + "-p 0 -n 0", "nothing to measure"},
       {"-p 8", "missing -m MODEL"},
       {"-m /nonexistent/model.gguf -r 1", "/nonexistent/model.gguf"},

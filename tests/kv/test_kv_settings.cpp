@@ -223,5 +223,13 @@ TEST(KvSettings, NanClipRejected) {
   EXPECT_THROW(parse(kQ2, {{"LLAMA_KV_CLIP_RATIO", "nan"}}), Error);
 }
 
+// Not a KV setting, but parsed at the same edge: the weights are read into
+// memory unless --mmap asks for a mapping (llama.cpp's --mmap / --no-mmap).
+TEST(RunSettingsFlags, MmapChoosesMappedWeights) {
+  EXPECT_FALSE(parse({}).use_mmap);
+  EXPECT_TRUE(parse({"--mmap"}).use_mmap);
+  EXPECT_FALSE(parse({"--mmap", "--no-mmap"}).use_mmap);
+}
+
 }  // namespace
 }  // namespace oscar::tools

@@ -10,7 +10,8 @@ std::unique_ptr<Engine> Engine::load(const RunSettings& s, const Logger& log) {
   log.info("cpu: " + e->cpu_.describe());
   if (s.n_gpu_layers > 0)
     log.info("-ngl " + std::to_string(s.n_gpu_layers) + " ignored: this build has no GPU backend");
-  e->model_ = model::Model::load(s.model, e->table_, log);
+  e->model_ = model::Model::load(s.model, e->table_, log,
+                                 s.use_mmap ? FileResidence::kMapped : FileResidence::kLoaded);
   e->tokenizer_ = std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_metadata(e->model_->file().metadata()));
   e->pool_ = std::make_unique<ThreadPool>(s.n_threads);
   return e;

@@ -53,6 +53,8 @@ std::string common_usage() {
          "  -ctv, --cache-type-v T   V cache type\n"
          "  -fa, --flash-attn on|off|auto\n"
          "  -ngl, --n-gpu-layers N   accepted; this build has no GPU backend\n"
+         "  --mmap, --no-mmap        map the model file, or read it into memory (default: read; with\n"
+         "                           huge pages, decode streams the weights faster)\n"
          "  --temp F --top-k N --top-p F --min-p F --typical F\n"
          "  --repeat-penalty F --repeat-last-n N --frequency-penalty F --presence-penalty F\n"
          "  --seed N                 sampling seed\n"
@@ -167,6 +169,8 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
       if (s.flash_attn != "on" && s.flash_attn != "off" && s.flash_attn != "auto")
         throw Error("-fa: expected on, off or auto, got '" + s.flash_attn + "'");
     } else if (f == "-ngl" || f == "--n-gpu-layers" || f == "--gpu-layers") s.n_gpu_layers = to_int(f, next());
+    else if (f == "--mmap") s.use_mmap = true;
+    else if (f == "--no-mmap") s.use_mmap = false;
     else if (f == "--temp") s.sampling.temperature = to_float(f, next());
     else if (f == "--top-k") s.sampling.top_k = to_int(f, next());
     else if (f == "--top-p") s.sampling.top_p = to_float(f, next());

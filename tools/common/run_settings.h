@@ -38,6 +38,7 @@ struct RunSettings {
   std::optional<int> kv_swa_slack;
   std::string flash_attn = "auto";  // on|off|auto (the CPU path is always fused-capable)
   int n_gpu_layers = 0;
+  bool use_mmap = false;  // --mmap: map the weights instead of reading them (core/mapped_file.h)
   bool verbose_prompt = false;
   bool no_cnv = false;
   bool conversation = false;

@@ -75,6 +75,8 @@ std::string bench_usage() {
          "        --bw-mib N              buffer of the bandwidth measurement (default 512;\n"
          "                                keep it far above the last-level cache)\n"
          "        --no-warmup             skip the untimed warm-up run\n"
+         "  -mmp, --mmap 0|1              1: map the model file instead of reading it into memory\n"
+         "                                (default 0: read, with huge pages where the kernel allows)\n"
          "        --fill model|synthetic  how the depth is filled: the model over random tokens (default),\n"
          "                                or random K/V rows stored into the cache (fast; decode timing\n"
          "                                does not depend on the values)\n"
@@ -133,6 +135,10 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.fill_synthetic = v == "synthetic";
     } else if (flag == "--no-warmup") {
       p.warmup = false;
+    } else if (flag == "-mmp" || flag == "--mmap") {
+      p.kv.use_mmap = parse_int(flag, value(), 0) != 0;  // llama-bench's -mmp 0|1
+    } else if (flag == "--no-mmap") {
+      p.kv.use_mmap = false;
     } else if (flag == "-v" || flag == "--verbose") {
       p.verbose = true;
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {

@@ -261,6 +261,7 @@ class Runner {
     tools::RunSettings s;
     s.model = path;
     s.n_threads = 1;  // the engine's own pool is unused: tests bring theirs
+    s.use_mmap = p_.kv.use_mmap;
     engine_ = tools::Engine::load(s, log_);
     model_path_ = path;
     stats_ = model_stats(engine_->model());
