@@ -30,10 +30,11 @@ inline float bf16_scalar(uint16_t h) {
   return f;
 }
 
+// Loads of one weight element type: a vector of W values, or one value.
+// Shared by the dot tiles here and the panel GEMM (float_panel_impl.h).
 template <class V, FloatKind K>
-struct FloatTile {
+struct FloatWeights {
   using F = typename V::F;
-  static constexpr int W = V::W;
   using Elem = std::conditional_t<K == kF32, float, uint16_t>;
 
   static inline F load_w(const Elem* p) {
@@ -54,6 +55,15 @@ struct FloatTile {
       return bf16_scalar(p[i]);
     }
   }
+};
+
+template <class V, FloatKind K>
+struct FloatTile : FloatWeights<V, K> {
+  using F = typename V::F;
+  static constexpr int W = V::W;
+  using Elem = typename FloatWeights<V, K>::Elem;
+  using FloatWeights<V, K>::load_w;
+  using FloatWeights<V, K>::scalar_w;
 
   // acc[r * kMaxTile + c] += sum over [k0, k1) of w_r * a_c, for an R x C
   // micro-tile. k1 - k0 is a multiple of W.

@@ -16,36 +16,19 @@
 // column group of the call. On Zen 5 this took f16 GEMM from 52-55% to
 // 65-78% of the FMA peak on one thread (bench/RESULTS.md, session 6).
 //
-// Include after float_dot_impl.h (it defines bf16_scalar). V provides,
+// Include after float_dot_impl.h (it defines FloatWeights). V provides,
 // beyond what float_dot_impl.h needs: set1(float),
 // store_f32(float*, F), add(F, F), and transpose(F rows[W]) that turns W
 // vectors of W values into their transpose in place.
 
 template <class V, FloatKind K, int MRV, int NR>
-struct FloatPanel {
+struct FloatPanel : FloatWeights<V, K> {
   using F = typename V::F;
   static constexpr int W = V::W;
   static constexpr int MR = MRV * W;
-  using Elem = std::conditional_t<K == kF32, float, uint16_t>;
-
-  static inline F load_w(const Elem* p) {
-    if constexpr (K == kF32) {
-      return V::load_f32(p);
-    } else if constexpr (K == kF16) {
-      return V::load_f16(p);
-    } else {
-      return V::load_bf16(p);
-    }
-  }
-  static inline float scalar_w(const Elem* p, int64_t i) {
-    if constexpr (K == kF32) {
-      return p[i];
-    } else if constexpr (K == kF16) {
-      return V::f16_to_f32(p[i]);
-    } else {
-      return bf16_scalar(p[i]);
-    }
-  }
+  using Elem = typename FloatWeights<V, K>::Elem;
+  using FloatWeights<V, K>::load_w;
+  using FloatWeights<V, K>::scalar_w;
 
   // dst[i * MR + r] = W_r[i] for i < kc, r < MR; rows at or past nr are 0.
   static void pack(int64_t kc, const uint8_t* w, size_t w_stride, int nr, float* dst) {
