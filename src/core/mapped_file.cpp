@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "core/error.h"
@@ -32,7 +35,25 @@ std::string read_all(int fd, uint8_t* dst, size_t n) {
   return "";
 }
 
+// MemAvailable from /proc/meminfo, or nothing where there is no such file.
+std::optional<size_t> available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  size_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+bool loaded_copy_fits(size_t file_bytes, size_t available_bytes) {
+  constexpr size_t kReserve = size_t(1) << 30;
+  return available_bytes >= kReserve && file_bytes <= available_bytes - kReserve;
+}
 
 MappedFile::MappedFile(const std::string& path, FileResidence how) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -48,7 +69,9 @@ MappedFile::MappedFile(const std::string& path, FileResidence how) : path_(path)
     throw Error("'" + path + "' is not a regular file");
   }
   size_ = (size_t)st.st_size;
-  if (size_ > 0 && how == FileResidence::kLoaded) {
+  const bool load = size_ > 0 && how == FileResidence::kLoaded;
+  const std::optional<size_t> available = load ? available_memory() : std::nullopt;
+  if (load && (!available || loaded_copy_fits(size_, *available))) {
     // One huge page of slack so the data can start on a 2 MiB boundary.
     const size_t region = size_ + kHugePage;
     void* r = ::mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

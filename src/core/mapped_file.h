@@ -22,12 +22,18 @@ enum class FileResidence {
   kLoaded,  // read into anonymous memory with huge pages requested
 };
 
+// Whether a loaded copy of `file_bytes` leaves at least 1 GiB of the
+// `available_bytes` the kernel reports (MemAvailable) for the KV cache and
+// the rest. A model that does not fit is mapped instead: the kernel can then
+// page its weights in and out, where a copy would end in the OOM killer.
+bool loaded_copy_fits(size_t file_bytes, size_t available_bytes);
+
 class MappedFile {
  public:
   MappedFile() = default;
   // Maps or loads `path` read-only; throws Error naming the path and the OS
-  // reason. When anonymous memory for kLoaded cannot be had, the file is
-  // mapped instead (residence() tells which).
+  // reason. When a copy for kLoaded does not fit in the available memory or
+  // cannot be allocated, the file is mapped instead (residence() tells which).
   explicit MappedFile(const std::string& path, FileResidence how = FileResidence::kMapped);
   ~MappedFile();
   MappedFile(MappedFile&& o) noexcept;

@@ -283,7 +283,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTa
   if (m->file().residence() == FileResidence::kLoaded)
     log.info(std::string("weights: ") + size + " read into memory (huge pages requested; --mmap maps the file instead)");
   else if (how == FileResidence::kLoaded)
-    log.info(std::string("weights: ") + size + " mapped: no anonymous memory for a copy");
+    log.info(std::string("weights: ") + size + " mapped: not enough free memory for a copy");
   else
     log.info(std::string("weights: ") + size + " mapped from the file (--mmap)");
   return m;

@@ -66,6 +66,14 @@ TEST(MappedFile, EmptyFileHasNoBytes) {
   }
 }
 
+TEST(MappedFile, LoadedCopyKeepsOneGibFree) {
+  constexpr size_t kGib = size_t(1) << 30;
+  EXPECT_TRUE(loaded_copy_fits(2 * kGib, 3 * kGib));
+  EXPECT_FALSE(loaded_copy_fits(2 * kGib + 1, 3 * kGib));
+  EXPECT_FALSE(loaded_copy_fits(1, kGib / 2));  // less than the reserve: no copy at all
+  EXPECT_TRUE(loaded_copy_fits(0, kGib));
+}
+
 TEST(MappedFile, MissingFileAndDirectoryAreErrors) {
   test::TmpDir t("mapped");
   for (FileResidence how : {FileResidence::kMapped, FileResidence::kLoaded}) {
