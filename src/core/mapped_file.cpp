@@ -21,6 +21,14 @@ namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 
+// Closes the descriptor on every way out of the constructor.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 // Reads all `n` bytes of fd into dst. Returns "" or why it failed.
 std::string read_all(int fd, uint8_t* dst, size_t n) {
   size_t off = 0;
@@ -56,54 +64,41 @@ bool loaded_copy_fits(size_t file_bytes, size_t available_bytes) {
 }
 
 MappedFile::MappedFile(const std::string& path, FileResidence how) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  const FileDescriptor fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw Error("cannot stat '" + path + "': " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("'" + path + "' is not a regular file");
-  }
+  if (::fstat(fd.fd, &st) != 0) throw Error("cannot stat '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
   size_ = (size_t)st.st_size;
-  const bool load = size_ > 0 && how == FileResidence::kLoaded;
-  const std::optional<size_t> available = load ? available_memory() : std::nullopt;
-  if (load && (!available || loaded_copy_fits(size_, *available))) {
-    // One huge page of slack so the data can start on a 2 MiB boundary.
-    const size_t region = size_ + kHugePage;
-    void* r = ::mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (r != MAP_FAILED) {
-      auto* aligned = reinterpret_cast<uint8_t*>(
-          (reinterpret_cast<uintptr_t>(r) + kHugePage - 1) & ~uintptr_t(kHugePage - 1));
-      ::madvise(aligned, size_, MADV_HUGEPAGE);  // advisory: fine if THP is off
-      const std::string why = read_all(fd, aligned, size_);
-      if (!why.empty()) {
-        ::munmap(r, region);
-        ::close(fd);
-        throw Error("cannot read '" + path + "': " + why);
-      }
-      ::mprotect(r, region, PROT_READ);
-      region_ = r;
-      region_size_ = region;
-      data_ = aligned;
-      residence_ = FileResidence::kLoaded;
-      ::close(fd);
-      return;
-    }
+  if (size_ == 0) return;
+  if (how == FileResidence::kLoaded) {
+    const std::optional<size_t> available = available_memory();
+    if ((!available || loaded_copy_fits(size_, *available)) && load_copy(fd.fd)) return;
   }
-  if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int e = errno;
-      ::close(fd);
-      throw Error("cannot map '" + path + "': " + std::strerror(e));
-    }
-    data_ = static_cast<const uint8_t*>(p);
+  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  if (p == MAP_FAILED) throw Error("cannot map '" + path + "': " + std::strerror(errno));
+  data_ = static_cast<const uint8_t*>(p);
+}
+
+bool MappedFile::load_copy(int fd) {
+  // One huge page of slack so the data can start on a 2 MiB boundary.
+  const size_t region = size_ + kHugePage;
+  void* r = ::mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r == MAP_FAILED) return false;
+  auto* aligned = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(r) + kHugePage - 1) & ~uintptr_t(kHugePage - 1));
+  ::madvise(aligned, size_, MADV_HUGEPAGE);  // advisory: fine if THP is off
+  const std::string why = read_all(fd, aligned, size_);
+  if (!why.empty()) {
+    ::munmap(r, region);
+    throw Error("cannot read '" + path_ + "': " + why);
   }
-  ::close(fd);
+  ::mprotect(r, region, PROT_READ);
+  region_ = r;
+  region_size_ = region;
+  data_ = aligned;
+  residence_ = FileResidence::kLoaded;
+  return true;
 }
 
 MappedFile::~MappedFile() { release(); }

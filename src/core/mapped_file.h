@@ -48,6 +48,9 @@ class MappedFile {
   FileResidence residence() const { return residence_; }
 
  private:
+  // Reads the open file into 2 MiB-aligned anonymous memory; false when that
+  // memory cannot be had. Throws Error when the read fails.
+  bool load_copy(int fd);
   void release();
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
