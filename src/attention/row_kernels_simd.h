@@ -13,16 +13,22 @@
 //   f16:  one conversion per W values;
 //   q2_0: one byte of codes holds the 2-bit codes of values j, j+g/4, j+g/2,
 //         j+3g/4 of its group, so W code bytes widened to 32-bit lanes give W
-//         values of a quarter per shift-and-mask, then x = lo + s*code.
+//         values of each quarter: scores look each code up in the row's
+//         table lo + s * {0, 1, 2, 3} (one shift and one permute), value
+//         sums shift and mask it into a float 0..3.
 // Scores take two rows per pass (two independent FMA chains per head that
-// share the query loads); value sums take the rows innermost with the
+// share the query loads) and sum the lanes of 8 accumulators at once; value
+// sums take the rows innermost with the
 // accumulators of C W-value chunks in registers, and fold each q2 row's
 // scale into its weight and its offset into one constant per group.
 //
 // V provides: F, I (float and int32 vectors of W lanes), W, zero(), load(p),
 // store(p, x), set1(f), bcast(p) (*p in every lane), fma(a, b, c), add(a, b),
-// hsum(x), f16(p) (W halves at p as floats), widen(p) (W bytes at p as int32
-// lanes) and field(c, k) (bits 2k, 2k+1 of every lane of c, as floats).
+// sums8(v, out) (out[i] = the lane sum of v[i], i < 8), f16(p) (W halves at
+// p as floats), widen(p) (W bytes at p as int32 lanes), field(c, k) (bits 2k,
+// 2k+1 of every lane of c, as floats), quarters(s, lo) (lo + s * (i & 3) in
+// lane i) and pick(c, k, t) (field k of every lane of c looked up in t, a
+// table of 4 values repeated across the lanes).
 #pragma once
 
 #include <immintrin.h>
@@ -59,9 +65,18 @@ struct Vec8 {
   static F bcast(const float* p) { return _mm256_broadcast_ss(p); }
   static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
-  static float hsum(F v) { return hsum8(v); }
+  // Eight lane sums by a transposing tree: far fewer shuffles than eight hsums.
+  static void sums8(const F* v, float* out) {
+    const __m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+    const __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31)));
+  }
   static F f16(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static I widen(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+  static F quarters(float s, float lo) {
+    return _mm256_fmadd_ps(_mm256_setr_ps(0, 1, 2, 3, 0, 1, 2, 3), _mm256_set1_ps(s), _mm256_set1_ps(lo));
+  }
+  static F pick(I c, int k, F t) { return _mm256_permutevar8x32_ps(t, k ? _mm256_srli_epi32(c, 2 * k) : c); }
   static F field(I c, int k) {
     return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c, _mm256_set1_epi32(2 * k)), _mm256_set1_epi32(3)));
   }
@@ -94,10 +109,23 @@ void score_pairs(const RowBlock& b, const float* q, float scale, float* scores, 
         c[h] = V::fma(qv, xb, c[h]);
       }
     });
-    #pragma GCC unroll 16
-    for (int h = 0; h < H; ++h) {
-      scores[(size_t)h * ss + j] = V::hsum(a[h]) * scale;
-      if (j + 1 < b.n) scores[(size_t)h * ss + j + 1] = V::hsum(c[h]) * scale;
+    // Lane sums four heads (eight vectors) at a time.
+    #pragma GCC unroll 4
+    for (int h0 = 0; h0 < H; h0 += 4) {
+      typename V::F v[8];
+      #pragma GCC unroll 4
+      for (int h = 0; h < 4; ++h) {
+        v[2 * h] = h0 + h < H ? a[h0 + h] : V::zero();
+        v[2 * h + 1] = h0 + h < H ? c[h0 + h] : V::zero();
+      }
+      alignas(32) float sum[8];
+      V::sums8(v, sum);
+      #pragma GCC unroll 4
+      for (int h = 0; h < 4; ++h) {
+        if (h0 + h >= H) break;
+        scores[(size_t)(h0 + h) * ss + j] = sum[2 * h] * scale;
+        if (j + 1 < b.n) scores[(size_t)(h0 + h) * ss + j + 1] = sum[2 * h + 1] * scale;
+      }
     }
   }
 }
@@ -126,12 +154,14 @@ void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, s
   const int d = b.d, g = b.g, qn = g / 4;
   score_pairs<V, H>(b, q, scale, scores, ss, [d, g, qn](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
     for (int g0 = 0; g0 < d; g0 += g, ra += 4 + qn, rb += 4 + qn) {
-      const typename V::F sa = V::set1(f16_at(ra)), la = V::set1(f16_at(ra + 2));
-      const typename V::F sb = V::set1(f16_at(rb)), lb = V::set1(f16_at(rb + 2));
-      for (int k = 0; k < 4; ++k)
-        for (int cb = 0; cb < qn; cb += V::W)
-          visit(g0 + k * qn + cb, V::fma(V::field(V::widen(ra + 4 + cb), k), sa, la),
-                V::fma(V::field(V::widen(rb + 4 + cb), k), sb, lb));
+      // The four values a code can stand for, looked up by the code.
+      const typename V::F ta = V::quarters(f16_at(ra), f16_at(ra + 2));
+      const typename V::F tb = V::quarters(f16_at(rb), f16_at(rb + 2));
+      for (int cb = 0; cb < qn; cb += V::W) {
+        const typename V::I ca = V::widen(ra + 4 + cb), cc = V::widen(rb + 4 + cb);
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) visit(g0 + k * qn + cb, V::pick(ca, k, ta), V::pick(cc, k, tb));
+      }
     }
   });
 }
