@@ -81,6 +81,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
     std::vector<int> keys;
     std::vector<Partial> st((size_t)group);
+    Q2IntQuery q2_int;
     auto process = [&](size_t item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const int t = pair / n_kv, g = pair % n_kv;
@@ -94,7 +95,8 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * group + (size_t)h * d};
         std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);
       }
-      const GroupQuery gq{b.q + (size_t)t * q_width + (size_t)g * group * d, group, d};
+      q2_int.forget();
+      const GroupQuery gq{b.q + (size_t)t * q_width + (size_t)g * group * d, group, d, &q2_int};
 
       SegmentCursor kc, vc;
       kc.n = ks.segments(seq, g, n_cached, kc.seg);

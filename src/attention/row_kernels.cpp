@@ -14,6 +14,7 @@ namespace {
 // immutable afterwards: `wide` where it takes the shape, else `narrow`.
 struct SimdSets {
   detail::RowKernels wide, narrow;
+  detail::IntRowKernels integer;  // q2_0 scores by integer dot products
 };
 const SimdSets& simd() {
   static const SimdSets k = [] {
@@ -25,6 +26,7 @@ const SimdSets& simd() {
           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
         r.wide = detail::avx512_row_kernels();
         r.narrow = detail::avx512_narrow_row_kernels();
+        if (__builtin_cpu_supports("avx512vnni")) r.integer = detail::avx512vnni_row_kernels();
       }
     }
 #endif
@@ -47,6 +49,47 @@ const detail::RowKernels* set_for(const kv::RowCodec& c, int d) {
   if (simd().wide.takes_q2(d, g)) return &simd().wide;
   if (simd().narrow.takes_q2(d, g)) return &simd().narrow;
   return nullptr;
+}
+
+// q_i = step * sum_t D_t[i] 256^(T-1-t) + rounding, |rounding| <= step / 2,
+// with step = max |q_i| / (127 * 256^(T-1)) per head: balanced base-256
+// digits, so every digit is a signed byte (the top one within +-127).
+void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
+  constexpr int T = detail::kQ2IntDigits, TH = detail::kQ2IntTileHeads;
+  const int d = gq.d, ng = d / g, qn = g / 4, nc = qn / 32;
+  const int tiles = (gq.n_heads + TH - 1) / TH;
+  out.digits.assign(detail::q2_int_tile_bytes(d) * (size_t)tiles, 0);
+  out.lo_weight.resize((size_t)gq.n_heads * ng);
+  out.out_scale.resize((size_t)gq.n_heads);
+  const double top = 127.0 * std::pow(256.0, T - 1);
+  for (int h = 0; h < gq.n_heads; ++h) {
+    const float* q = gq.q + (size_t)h * d;
+    float mx = 0.0f;
+    for (int i = 0; i < d; ++i) mx = std::max(mx, std::fabs(q[i]));
+    const double step = mx > 0.0f ? mx / top : 1.0;
+    int8_t* tile = out.digits.data() + detail::q2_int_tile_bytes(d) * (size_t)(h / TH);
+    for (int gi = 0; gi < ng; ++gi) {
+      double sum = 0;
+      for (int c = 0; c < nc; ++c)
+        for (int k = 0; k < 4; ++k) {
+          int8_t* chunk = tile + (((size_t)gi * nc + c) * 4 + k) * detail::kQ2IntChunkBytes + (size_t)(h % TH) * T * 64;
+          for (int i = 0; i < 32; ++i) {
+            const float v = q[gi * g + k * qn + c * 32 + i];
+            sum += v;
+            long long r = std::llround(v / step);
+            for (int t = T - 1; t >= 0; --t) {
+              const int digit = t == 0 ? (int)r : (int)(((r + 128) & 255) - 128);
+              r = (r - digit) / 256;
+              chunk[t * 64 + i] = chunk[t * 64 + i + 32] = (int8_t)digit;
+            }
+          }
+        }
+      out.lo_weight[(size_t)h * ng + gi] = (float)(sum / step);
+    }
+    out.out_scale[(size_t)h] = (float)(step * scale);
+  }
+  out.g = g;
+  out.scale = scale;
 }
 
 // A SIMD score kernel over all heads of the group, max_heads at a time.
@@ -79,6 +122,19 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0};
+    const detail::IntRowKernels& integer = simd().integer;
+    if (q2 && gq.q2_int && integer.takes_q2(d, b.g)) {
+      Q2IntQuery& iq = *gq.q2_int;
+      if (iq.g != b.g || iq.scale != scale) prepare_q2_int(gq, b.g, scale, iq);
+      const int ng = d / b.g;
+      constexpr int TH = detail::kQ2IntTileHeads;
+      for (int h0 = 0; h0 < gq.n_heads; h0 += TH)
+        integer.score_q2(b,
+                         {iq.digits.data() + detail::q2_int_tile_bytes(d) * (size_t)(h0 / TH),
+                          iq.lo_weight.data() + (size_t)h0 * ng, iq.out_scale.data() + h0},
+                         std::min(TH, gq.n_heads - h0), scores + (size_t)h0 * stride, stride);
+      return;
+    }
     score_tiles(*set, q2 ? set->score_q2 : set->score_f16, b, gq, scale, scores, stride);
     return;
   }

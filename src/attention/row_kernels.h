@@ -6,15 +6,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kv/cache_type.h"
 
 namespace oscar::attention {
 
+// The query heads of a group as integer digits, for q2_0 score kernels that
+// use integer dot products (where the CPU has them). score_rows fills it on
+// the first q2_0 block it scores and reuses it for the query's later blocks;
+// the owner calls forget() whenever the query changes.
+struct Q2IntQuery {
+  int g = 0;  // q2 group size it was made for; 0: not made
+  float scale = 0.0f;
+  std::vector<int8_t> digits;
+  std::vector<float> lo_weight, out_scale;
+  void forget() { g = 0; }
+};
+
 struct GroupQuery {
   const float* q = nullptr;  // (n_heads, d), post-rotation
   int n_heads = 0;
   int d = 0;
+  Q2IntQuery* q2_int = nullptr;  // null: float kernels only
 };
 
 // scores[h * stride + j] = scale * q_h . k_j for j < n_rows.

@@ -108,6 +108,63 @@ TEST(RowKernels, Q2MatchesDecodedRows) {
           for (int n : {1, 2, 7, 32, 70}) check(kv::CacheType::Q2_0, d, g, heads, n, rng);
 }
 
+// q2_0 scores with the query's integer form (GroupQuery::q2_int): on CPUs
+// with AVX512-VNNI, integer dot products against the query rounded to
+// 24 bits. Its error bound is the float kernels' plus that rounding:
+// scale * (max |q_h| / (127 * 2^16)) / 2 * sum |x|. A query with one outlier
+// channel and an all-zero head are among the cases; one Q2IntQuery serves
+// several blocks and is remade when the scale or the group size changes.
+TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0, 1);
+  const bool vnni = detect_cpu().avx512vnni;
+  Q2IntQuery iq;
+  for (int d : {128, 256, 512})
+    for (int g : {64, 128, 256, 512}) {
+      if (g > d || d % g != 0) continue;
+      for (int heads : {1, 2, 3, 4, 5, 8, 9}) {
+        const int n = 2 * heads + 1;  // odd and even block lengths
+        const Rows r = make_rows(kv::CacheType::Q2_0, d, g, 2 * n, rng);  // two blocks
+        std::vector<float> q((size_t)heads * d);
+        for (auto& v : q) v = nd(rng);
+        q[3] = 900.0f;                                                     // an outlier channel
+        if (heads > 2) std::fill(q.begin() + d, q.begin() + 2 * d, 0.0f);  // an all-zero head
+        const float scale0 = 0.0625f * (float)heads;
+        iq.forget();  // a new query
+        const GroupQuery gq{q.data(), heads, d, &iq};
+        const size_t ss = (size_t)n + 3;
+        std::vector<float> scores((size_t)heads * ss, -7.0f), tmp((size_t)d);
+        for (int blk = 0; blk < 3; ++blk) {  // blocks of rows, one prepared query; the last with another scale
+          const float scale = blk < 2 ? scale0 : 2.5f * scale0;
+          const uint8_t* rows = r.bytes.data() + (size_t)(blk % 2) * n * r.stride;
+          score_rows(r.codec, rows, r.stride, n, gq, scale, scores.data(), ss, tmp.data());
+          const std::string where = "d=" + std::to_string(d) + " g=" + std::to_string(g) +
+                                    " heads=" + std::to_string(heads) + " block " + std::to_string(blk);
+          if (vnni && g % 128 == 0) {
+            EXPECT_EQ(iq.g, g) << where << ": the integer kernels were not used";
+          }
+          for (int h = 0; h < heads; ++h) {
+            float mx = 0;
+            for (int i = 0; i < d; ++i) mx = std::max(mx, std::fabs(q[(size_t)h * d + i]));
+            for (int j = 0; j < n; ++j) {
+              const float* x = &r.decoded[(size_t)((blk % 2) * n + j) * d];
+              double sum = 0, mag = 0, xabs = 0;
+              for (int i = 0; i < d; ++i) {
+                const double t = (double)q[(size_t)h * d + i] * x[i];
+                sum += t;
+                mag += std::fabs(t);
+                xabs += std::fabs(x[i]);
+              }
+              const double tol = (1e-5 * mag + 0.5 * mx / (127.0 * 65536.0) * xabs) * scale + 1e-7;
+              ASSERT_NEAR(scores[(size_t)h * ss + j], sum * scale, tol) << where << " h=" << h << " j=" << j;
+            }
+            EXPECT_EQ(scores[(size_t)h * ss + n], -7.0f) << where << ": wrote past the block";
+          }
+        }
+      }
+    }
+}
+
 // The tests above go through the dispatch, which picks one set per shape.
 // Here every kernel set this CPU has (AVX2; AVX-512 with 16 floats per
 // vector and with 8) is called directly on every shape it takes, against

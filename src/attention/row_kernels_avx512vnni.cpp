@@ -1,0 +1,135 @@
+// q2_0 scores with integer dot products (AVX512-VNNI): vpdpbusd multiplies
+// 64 unsigned bytes by 64 signed bytes and adds each four products into a
+// 32-bit lane. The 2-bit codes are such bytes after one shift and mask per
+// quarter of a group (no widening, no conversion to float), and the query is
+// held as kQ2IntDigits signed bytes per value (Q2IntQuery, prepared once per
+// query by row_kernels.cpp), so an integer dot is exact and the only error
+// against the float kernels is the query's rounding to 24 bits.
+//
+// Two rows go through one register: the 32 code bytes of a chunk of row a in
+// the low half and those of row b in the high half, against query digits
+// stored twice, in the order the loop reads them at constant offsets
+// (row_kernels_impl.h gives the layout). Per group:
+//   q . x = s * (q . code) + lo * sum(q),
+// with q . code = step * sum_t 256^(T-1-t) (digits_t . code). The lanes of
+// each head are summed for eight (head, row) pairs at once at the end.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "attention/row_kernels_impl.h"
+
+namespace oscar::attention::detail {
+namespace {
+
+constexpr int kT = kQ2IntDigits;
+
+float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// 32 bytes of row a in the low half, 32 of row b in the high half.
+inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
+}
+
+// x: (row a in lanes 0-7, row b in lanes 8-15) of two heads -> quarters
+// (head x row a, head x row b, head y row a, head y row b), 4 partial sums each.
+inline __m512 fold_halves(__m512 x, __m512 y) {
+  return _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// The lane sums of four heads' accumulators for rows a and b, in lanes 0-7
+// as (h0 a, h0 b, h1 a, h1 b, h2 a, h2 b, h3 a, h3 b).
+inline __m256 sum_lanes4(__m512 g0, __m512 g1, __m512 g2, __m512 g3) {
+  const __m512 s01 = fold_halves(g0, g1), s23 = fold_halves(g2, g3);
+  const __m512 t = _mm512_add_ps(_mm512_unpacklo_ps(s01, s23), _mm512_unpackhi_ps(s01, s23));
+  const __m512 w = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(1, 0, 3, 2)));
+  // Quarter k of w holds (s01, s23) quarter k's total in lanes 4k, 4k+1.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castps512_ps256(_mm512_permutexvar_ps(order, w));
+}
+
+template <int H>
+void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t ss) {
+  const int d = b.d, g = b.g, qn = g / 4, ng = d / g, nc = qn / 32;
+  const size_t gb = 4 + (size_t)qn;
+  const __m512i three = _mm512_set1_epi8(3);
+  // (os0, os0, os1, os1, ...): each head's step * scale, for its two rows.
+  float os[8] = {};
+  for (int h = 0; h < H; ++h) os[2 * h] = os[2 * h + 1] = q.out_scale[h];
+  const __m256 out_scale = _mm256_loadu_ps(os);
+
+  for (int j = 0; j < b.n; j += 2) {
+    const uint8_t* ra = b.rows + (size_t)j * b.stride;
+    const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
+    __m512 acc[4];
+    for (int h = 0; h < 4; ++h) acc[h] = _mm512_setzero_ps();
+    for (int gi = 0; gi < ng; ++gi) {
+      const uint8_t* ca = ra + gi * gb;
+      const uint8_t* cb = rb + gi * gb;
+      __m512i dot[H][kT];
+#pragma GCC unroll 8
+      for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+        for (int t = 0; t < kT; ++t) dot[h][t] = _mm512_setzero_si512();
+      const int8_t* qc = q.digits + (size_t)gi * nc * 4 * kQ2IntChunkBytes;
+      for (int c = 0; c < nc; ++c, qc += 4 * kQ2IntChunkBytes) {
+        const __m512i x = load_pair(ca + 4 + 32 * c, cb + 4 + 32 * c);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const __m512i codes = _mm512_and_si512(k == 0 ? x : _mm512_srli_epi16(x, 2 * k), three);
+#pragma GCC unroll 8
+          for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+            for (int t = 0; t < kT; ++t)
+              dot[h][t] = _mm512_dpbusd_epi32(
+                  dot[h][t], codes, _mm512_loadu_si512(qc + k * kQ2IntChunkBytes + (h * kT + t) * 64));
+        }
+      }
+      // Per lane: (digit sums in base 256) * s + lo * sum(q) / step in lane 0
+      // of each row's half (the lane sums add it once).
+      const __m512 s = _mm512_insertf32x8(_mm512_set1_ps(f16_at(ca)), _mm256_set1_ps(f16_at(cb)), 1);
+      const __m512 lo = _mm512_insertf32x4(_mm512_castps128_ps512(_mm_set_ss(f16_at(ca + 2))), _mm_set_ss(f16_at(cb + 2)), 2);
+#pragma GCC unroll 8
+      for (int h = 0; h < H; ++h) {
+        __m512 v = _mm512_cvtepi32_ps(dot[h][0]);
+#pragma GCC unroll 4
+        for (int t = 1; t < kT; ++t) v = _mm512_fmadd_ps(v, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(dot[h][t]));
+        acc[h] = _mm512_fmadd_ps(v, s, acc[h]);
+        acc[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(q.lo_weight[(size_t)h * ng + gi]), acc[h]);
+      }
+    }
+    const __m256 r = _mm256_mul_ps(sum_lanes4(acc[0], acc[1], acc[2], acc[3]), out_scale);
+    alignas(32) float out[8];
+    _mm256_store_ps(out, r);
+    const bool pair = j + 1 < b.n;
+#pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) {
+      scores[(size_t)h * ss + j] = out[2 * h];
+      if (pair) scores[(size_t)h * ss + j + 1] = out[2 * h + 1];
+    }
+  }
+}
+
+void score_q2_int(const RowBlock& b, const Q2IntView& q, int n_heads, float* scores, size_t stride) {
+  switch (n_heads) {
+    case 1: return score_q2_int_h<1>(b, q, scores, stride);
+    case 2: return score_q2_int_h<2>(b, q, scores, stride);
+    case 3: return score_q2_int_h<3>(b, q, scores, stride);
+    default: return score_q2_int_h<4>(b, q, scores, stride);
+  }
+}
+
+}  // namespace
+
+IntRowKernels avx512vnni_row_kernels() { return {score_q2_int, kQ2IntTileHeads}; }
+
+}  // namespace oscar::attention::detail
