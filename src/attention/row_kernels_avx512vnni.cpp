@@ -130,6 +130,6 @@ void score_q2_int(const RowBlock& b, const Q2IntView& q, int n_heads, float* sco
 
 }  // namespace
 
-IntRowKernels avx512vnni_row_kernels() { return {score_q2_int, kQ2IntTileHeads}; }
+IntRowKernels avx512vnni_row_kernels() { return {score_q2_int}; }
 
 }  // namespace oscar::attention::detail

@@ -59,30 +59,28 @@ struct RowKernels {
 // kQ2IntDigits signed bytes per value, most significant first:
 // q_i = step * sum_t D_t[i] 256^(T-1-t) up to rounding (Q2IntQuery).
 constexpr int kQ2IntDigits = 3;
-constexpr int kQ2IntTileHeads = 4;  // heads one integer kernel call takes
-// Digits are stored per tile of kQ2IntTileHeads heads, in the order the
-// kernel reads them: for each 32-value chunk c of quarter k of group gi, in
-// order (gi, c, k), 64 bytes per (head, digit) holding the chunk's 32 digits
-// twice (for the two rows one register holds). Chunk (gi, c, k) covers values
-// gi*g + k*(g/4) + 32c .. +31.
-constexpr size_t kQ2IntChunkBytes = (size_t)kQ2IntTileHeads * kQ2IntDigits * 64;
-// Bytes of one tile of heads for rows of d values.
-constexpr size_t q2_int_tile_bytes(int d) { return (size_t)d / 32 * kQ2IntChunkBytes; }
+constexpr int kQ2IntMaxHeads = 4;  // query heads the integer kernels take
+// Digits are stored in the order the kernel reads them: for each 32-value
+// chunk c of quarter k of group gi, in order (gi, c, k), 64 bytes per (head,
+// digit) holding the chunk's 32 digits twice (for the two rows one register
+// holds). Chunk (gi, c, k) covers values gi*g + k*(g/4) + 32c .. +31.
+constexpr size_t kQ2IntChunkBytes = (size_t)kQ2IntMaxHeads * kQ2IntDigits * 64;
+// Bytes of a prepared query for rows of d values.
+constexpr size_t q2_int_query_bytes(int d) { return (size_t)d / 32 * kQ2IntChunkBytes; }
 
-// A tile of heads of a prepared query: digits (q2_int_tile_bytes(d)),
-// lo_weight[h * (d/g) + gi] = sum of head h's group gi / step_h, and
-// out_scale[h] = step_h * the score scale.
+// A prepared query: digits (q2_int_query_bytes(d)), lo_weight[h * (d/g) + gi]
+// = sum of head h's group gi / step_h, and out_scale[h] = step_h * the score
+// scale.
 struct Q2IntView {
   const int8_t* digits = nullptr;
   const float* lo_weight = nullptr;
   const float* out_scale = nullptr;
 };
-// scores[h * stride + j] = scale * q_h . x_j for n_heads <= IntRowKernels::max_heads.
+// scores[h * stride + j] = scale * q_h . x_j for n_heads <= kQ2IntMaxHeads.
 using IntScoreKernel = void (*)(const RowBlock& b, const Q2IntView& q, int n_heads, float* scores, size_t stride);
 
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
-  int max_heads = 0;
   // Quarters of a group are whole 32-byte halves of a register.
   bool takes_q2(int d, int g) const { return score_q2 && g > 0 && g % 128 == 0 && d % g == 0; }
 };
