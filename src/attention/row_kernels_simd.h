@@ -168,17 +168,28 @@ void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, s
 
 // Value chunks (W floats each) one accumulate pass keeps in registers for H
 // heads: each broadcast weight then feeds C FMAs instead of one, which is
-// what bounds small GQA groups. AVX2 (MaxH 4) has 16 registers, AVX-512 (MaxH
-// 8) 32. Every lane sums its rows in the same order whatever C is.
+// what bounds the value sums (a broadcast load per FMA at C = 1). AVX2
+// (MaxH 4) has 16 registers, AVX-512 (MaxH 8) 32.
 template <int MaxH, int H>
 constexpr int chunks_per_pass() {
-  const int c = MaxH / H, cap = MaxH > 4 ? 4 : 2;
-  return c < 1 ? 1 : (c > cap ? cap : c);
+  if constexpr (MaxH > 4) {  // 16 accumulators (1, 2 or 4 chunks: q2 passes split a group's 4 quarters)
+    const int c = 16 / H;
+    return c >= 4 ? 4 : (c >= 2 ? 2 : 1);
+  }
+  const int c = MaxH / H;
+  return c < 1 ? 1 : (c > 2 ? 2 : c);
+}
+// Independent FMA chains per (head, chunk): two where there are too few
+// accumulators to hide the FMA latency, else one (c aliases a), which keeps
+// the registers for more chunks per broadcast weight.
+template <int H, int C>
+constexpr int chains_per_sum() {
+  return H * C < 8 ? 2 : 1;
 }
 
 // The step both accumulate kernels repeat for two rows: a[h][k] += w0[h] x0[k]
-// and c[h][k] += w1[h] x1[k], head h's weights hs floats apart. Two chains
-// per (head, chunk) hide the FMA latency.
+// and c[h][k] += w1[h] x1[k], head h's weights hs floats apart. c is a second
+// chain per (head, chunk), or a itself (chains_per_sum).
 template <class V, int H, int C>
 inline __attribute__((always_inline)) void fma_two_rows(const float* w0, const float* w1, size_t hs,
                                                         const typename V::F* x0, const typename V::F* x1,
@@ -198,13 +209,15 @@ template <class V, int H, int C, class Load>
 inline void accumulate_float_chunks(const RowBlock& b, const float* p, size_t ps, float* acc, int i) {
   constexpr int W = V::W;
   const int d = b.d, n = b.n;
-  typename V::F a[H * C], c[H * C];
+  constexpr bool two = chains_per_sum<H, C>() == 2;
+  typename V::F a[H * C], c2[two ? H * C : 1];
+  typename V::F* c = two ? c2 : a;
   #pragma GCC unroll 16
   for (int h = 0; h < H; ++h)
     #pragma GCC unroll 16
     for (int k = 0; k < C; ++k) {
       a[h * C + k] = V::load(acc + (size_t)h * d + i + W * k);
-      c[h * C + k] = V::zero();
+      if constexpr (two) c[h * C + k] = V::zero();
     }
   const uint8_t* r = b.rows;
   int j = 0;
@@ -231,7 +244,7 @@ inline void accumulate_float_chunks(const RowBlock& b, const float* p, size_t ps
   #pragma GCC unroll 16
   for (int h = 0; h < H; ++h)
     #pragma GCC unroll 16
-    for (int k = 0; k < C; ++k) V::store(acc + (size_t)h * d + i + W * k, V::add(a[h * C + k], c[h * C + k]));
+    for (int k = 0; k < C; ++k) V::store(acc + (size_t)h * d + i + W * k, two ? V::add(a[h * C + k], c[h * C + k]) : a[h * C + k]);
 }
 
 template <class V, int H, int C, class Load>
@@ -269,14 +282,16 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
   for (int gi = 0; gi < ng; ++gi)
     for (int k0 = 0; k0 < 4; k0 += C)
       for (int cb = 0; cb < qn; cb += V::W) {
-        typename V::F a[H * C], c[H * C];
+        constexpr bool two = chains_per_sum<H, C>() == 2;
+        typename V::F a[H * C], c2[two ? H * C : 1];
+        typename V::F* c = two ? c2 : a;
         #pragma GCC unroll 16
         for (int h = 0; h < H; ++h)
           #pragma GCC unroll 16
           for (int k = 0; k < C; ++k) {
             const int i = gi * g + (k0 + k) * qn + cb;
             a[h * C + k] = V::add(V::load(acc + (size_t)h * d + i), V::set1(wl[gi * H + h]));
-            c[h * C + k] = V::zero();
+            if constexpr (two) c[h * C + k] = V::zero();
           }
         const uint8_t* r = b.rows + gi * gb + 4 + cb;
         const float* w = ws + (size_t)gi * n * H;
@@ -301,7 +316,8 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
         for (int h = 0; h < H; ++h)
           #pragma GCC unroll 16
           for (int k = 0; k < C; ++k)
-            V::store(acc + (size_t)h * d + gi * g + (k0 + k) * qn + cb, V::add(a[h * C + k], c[h * C + k]));
+            V::store(acc + (size_t)h * d + gi * g + (k0 + k) * qn + cb,
+                     two ? V::add(a[h * C + k], c[h * C + k]) : a[h * C + k]);
       }
 }
 
