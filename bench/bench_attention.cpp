@@ -6,6 +6,11 @@
 // kernel vs roofline come from one run on this (noisy, shared) machine.
 //
 //   build/bin/oscar-bench-attention --benchmark_min_time=1
+//
+// BM_Scores / BM_ValueSums time the per-row kernels alone on 2048 rows that
+// stay in L2 (seconds per row in the "per_row" counter), q2_0 scores with
+// the query in float and in integer form, to compare kernels without the
+// memory traffic.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -15,6 +20,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/row_kernels.h"
 #include "kernels/roofline.h"
 #include "kv/kv_cache.h"
 
@@ -106,6 +112,67 @@ void BM_DecodeAttention(benchmark::State& state, Shape s, kv::CacheType t) {
   state.counters["read_bw_GBps"] = e.roof.read_gbps;
   state.counters["step_ms_roofline"] = bytes * 1e-6 / e.roof.read_gbps;  // all threads
 }
+
+struct RowKernelBench {
+  static constexpr int kRows = 2048, kBlock = 32;
+  kv::RowCodec codec;
+  size_t stride;
+  std::vector<uint8_t> rows;
+  std::vector<float> q, tmp, scores, p, acc;
+  attention::Q2IntQuery iq;
+  attention::GroupQuery gq;
+
+  RowKernelBench(kv::CacheType t, int d, int heads, bool integer_query)
+      : codec(t, d, env().table, kv::Q2Params{0.96f, d}), stride(codec.row_bytes()), rows(stride * kRows),
+        q((size_t)heads * d), tmp((size_t)d), scores((size_t)heads * kBlock), p((size_t)heads * kBlock, 0.01f),
+        acc((size_t)heads * d), gq{q.data(), heads, d, integer_query ? &iq : nullptr} {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0, 1);
+    std::vector<float> x((size_t)d);
+    for (int j = 0; j < kRows; ++j) {
+      for (auto& v : x) v = nd(rng);
+      codec.encode(x.data(), &rows[(size_t)j * stride]);
+    }
+    for (auto& v : q) v = nd(rng);
+  }
+  const uint8_t* block(int j) const { return &rows[(size_t)j * stride]; }
+};
+
+void per_row(benchmark::State& state) {
+  state.counters["per_row"] = benchmark::Counter(RowKernelBench::kRows, benchmark::Counter::kIsIterationInvariantRate |
+                                                                            benchmark::Counter::kInvert);
+}
+
+void BM_Scores(benchmark::State& state, kv::CacheType t, bool integer_query) {
+  RowKernelBench r(t, (int)state.range(0), (int)state.range(1), integer_query);
+  for (auto _ : state)
+    for (int j = 0; j < r.kRows; j += r.kBlock) {
+      attention::score_rows(r.codec, r.block(j), r.stride, r.kBlock, r.gq, 0.1f, r.scores.data(), r.kBlock,
+                            r.tmp.data());
+      benchmark::DoNotOptimize(r.scores.data());
+    }
+  per_row(state);
+}
+
+void BM_ValueSums(benchmark::State& state, kv::CacheType t) {
+  RowKernelBench r(t, (int)state.range(0), (int)state.range(1), false);
+  for (auto _ : state)
+    for (int j = 0; j < r.kRows; j += r.kBlock) {
+      attention::accumulate_rows(r.codec, r.block(j), r.stride, r.kBlock, r.p.data(), r.kBlock, r.gq.n_heads,
+                                 r.acc.data(), r.tmp.data());
+      benchmark::DoNotOptimize(r.acc.data());
+    }
+  per_row(state);
+}
+
+void row_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"d", "heads"})->Args({128, 2})->Args({128, 4})->Args({512, 8});
+}
+BENCHMARK_CAPTURE(BM_Scores, f16, kv::CacheType::F16, false)->Apply(row_shapes);
+BENCHMARK_CAPTURE(BM_Scores, q2_0_float_query, kv::CacheType::Q2_0, false)->Apply(row_shapes);
+BENCHMARK_CAPTURE(BM_Scores, q2_0_integer_query, kv::CacheType::Q2_0, true)->Apply(row_shapes);
+BENCHMARK_CAPTURE(BM_ValueSums, f16, kv::CacheType::F16)->Apply(row_shapes);
+BENCHMARK_CAPTURE(BM_ValueSums, q2_0, kv::CacheType::Q2_0)->Apply(row_shapes);
 
 // Qwen3-0.6B (16 query heads, 8 KV heads) and Qwen3-4B (32 / 8), head dim 128.
 const Shape kQwen06{28, 16, 8, 128};
