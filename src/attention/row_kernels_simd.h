@@ -33,8 +33,10 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "attention/row_kernels_impl.h"
 
@@ -90,41 +92,39 @@ inline void code_quarters(const uint8_t* p, int k0, typename V::F* x) {
   for (int k = 0; k < C; ++k) x[k] = V::field(c, k0 + k);
 }
 
-// Scores two rows per pass: `chunks(ra, rb, visit)` calls visit(i, xa, xb)
-// with values i..i+7 of both rows as floats, in any order.
-template <class V, int H, class Chunks>
-void score_pairs(const RowBlock& b, const float* q, float scale, float* scores, size_t ss, Chunks chunks) {
+// Scores R rows per pass: `chunks(r, visit)` calls visit(i, x) with x[k] the
+// values i..i+W-1 of row r[k] (k < R) as floats, in any order. Each query
+// load then feeds R FMAs; past the end of the block the last row repeats.
+template <class V, int H, int R, class Chunks>
+void score_rows_r(const RowBlock& b, const float* q, float scale, float* scores, size_t ss, Chunks chunks) {
   const int d = b.d;
-  for (int j = 0; j < b.n; j += 2) {
-    const uint8_t* ra = b.rows + (size_t)j * b.stride;
-    const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
-    typename V::F a[H], c[H];
+  for (int j = 0; j < b.n; j += R) {
+    const uint8_t* r[R];
+    #pragma GCC unroll 4
+    for (int k = 0; k < R; ++k) r[k] = b.rows + (size_t)std::min(j + k, b.n - 1) * b.stride;
+    typename V::F a[H * R];  // head h, row k at h * R + k
     #pragma GCC unroll 16
-    for (int h = 0; h < H; ++h) a[h] = c[h] = V::zero();
-    chunks(ra, rb, [&](int i, typename V::F xa, typename V::F xb) {
-      #pragma GCC unroll 16
+    for (int i = 0; i < H * R; ++i) a[i] = V::zero();
+    chunks(r, [&](int i, const typename V::F* x) {
+      #pragma GCC unroll 8
       for (int h = 0; h < H; ++h) {
         const typename V::F qv = V::load(q + (size_t)h * d + i);
-        a[h] = V::fma(qv, xa, a[h]);
-        c[h] = V::fma(qv, xb, c[h]);
+        #pragma GCC unroll 4
+        for (int k = 0; k < R; ++k) a[h * R + k] = V::fma(qv, x[k], a[h * R + k]);
       }
     });
-    // Lane sums four heads (eight vectors) at a time.
+    // Lane sums of eight accumulators at a time.
     #pragma GCC unroll 4
-    for (int h0 = 0; h0 < H; h0 += 4) {
+    for (int i0 = 0; i0 < H * R; i0 += 8) {
       typename V::F v[8];
-      #pragma GCC unroll 4
-      for (int h = 0; h < 4; ++h) {
-        v[2 * h] = h0 + h < H ? a[h0 + h] : V::zero();
-        v[2 * h + 1] = h0 + h < H ? c[h0 + h] : V::zero();
-      }
+      #pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) v[i] = i0 + i < H * R ? a[i0 + i] : V::zero();
       alignas(32) float sum[8];
       V::sums8(v, sum);
-      #pragma GCC unroll 4
-      for (int h = 0; h < 4; ++h) {
-        if (h0 + h >= H) break;
-        scores[(size_t)(h0 + h) * ss + j] = sum[2 * h] * scale;
-        if (j + 1 < b.n) scores[(size_t)(h0 + h) * ss + j + 1] = sum[2 * h + 1] * scale;
+      #pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) {
+        const int h = (i0 + i) / R, k = (i0 + i) % R;
+        if (h < H && j + k < b.n) scores[(size_t)h * ss + j + k] = sum[i] * scale;
       }
     }
   }
@@ -141,26 +141,40 @@ struct LoadF32 {
   static typename V::F at(const uint8_t* row, int i) { return V::load(reinterpret_cast<const float*>(row) + i); }
 };
 
-template <class V, int H, class Load>
+template <class V, int H, int R, class Load>
 void score_float_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
   const int d = b.d;
-  score_pairs<V, H>(b, q, scale, scores, ss, [d](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
-    for (int i = 0; i < d; i += V::W) visit(i, Load::template at<V>(ra, i), Load::template at<V>(rb, i));
+  score_rows_r<V, H, R>(b, q, scale, scores, ss, [d](const uint8_t* const* r, auto&& visit) {
+    for (int i = 0; i < d; i += V::W) {
+      typename V::F x[R];
+      #pragma GCC unroll 4
+      for (int k = 0; k < R; ++k) x[k] = Load::template at<V>(r[k], i);
+      visit(i, x);
+    }
   });
 }
 
-template <class V, int H>
+template <class V, int H, int R>
 void score_q2_h(const RowBlock& b, const float* q, float scale, float* scores, size_t ss) {
   const int d = b.d, g = b.g, qn = g / 4;
-  score_pairs<V, H>(b, q, scale, scores, ss, [d, g, qn](const uint8_t* ra, const uint8_t* rb, auto&& visit) {
-    for (int g0 = 0; g0 < d; g0 += g, ra += 4 + qn, rb += 4 + qn) {
+  score_rows_r<V, H, R>(b, q, scale, scores, ss, [d, g, qn](const uint8_t* const* rows, auto&& visit) {
+    for (int g0 = 0; g0 < d; g0 += g) {
+      const size_t at = (size_t)(g0 / g) * (4 + qn);
       // The four values a code can stand for, looked up by the code.
-      const typename V::F ta = V::quarters(f16_at(ra), f16_at(ra + 2));
-      const typename V::F tb = V::quarters(f16_at(rb), f16_at(rb + 2));
+      typename V::F t[R];
+      #pragma GCC unroll 4
+      for (int k = 0; k < R; ++k) t[k] = V::quarters(f16_at(rows[k] + at), f16_at(rows[k] + at + 2));
       for (int cb = 0; cb < qn; cb += V::W) {
-        const typename V::I ca = V::widen(ra + 4 + cb), cc = V::widen(rb + 4 + cb);
+        typename V::I c[R];
         #pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) visit(g0 + k * qn + cb, V::pick(ca, k, ta), V::pick(cc, k, tb));
+        for (int k = 0; k < R; ++k) c[k] = V::widen(rows[k] + at + 4 + cb);
+        #pragma GCC unroll 4
+        for (int f = 0; f < 4; ++f) {
+          typename V::F x[R];
+          #pragma GCC unroll 4
+          for (int k = 0; k < R; ++k) x[k] = V::pick(c[k], f, t[k]);
+          visit(g0 + f * qn + cb, x);
+        }
       }
     }
   });
@@ -379,21 +393,44 @@ void by_heads(int n_heads, A... args) {
 }
 
 // The kernels as by_heads wants them: a template over the head count.
-template <class V, class Load>
+// Rows per score pass: 4 with 32 registers (H <= 4 heads x 4 rows of
+// accumulators), 2 with 16 (AVX2: 4 x 2).
+template <int MaxH>
+constexpr int score_rows_per_pass() {
+  return MaxH > 4 ? 4 : 2;
+}
+// Calls kernel(heads, q, scores) for H heads in tiles of at most 4, heads
+// a std::integral_constant: the accumulators of 4 heads x 4 rows fill half
+// the AVX-512 registers, so larger groups pass over the rows once per tile.
+template <class V, int MaxH, int H, class Kernel>
+void score_in_tiles(const float* q, float* s, size_t ss, int d, Kernel kernel) {
+  if constexpr (H > 4) {
+    kernel(std::integral_constant<int, 4>{}, q, s);
+    kernel(std::integral_constant<int, H - 4>{}, q + (size_t)4 * d, s + 4 * ss);
+  } else {
+    kernel(std::integral_constant<int, H>{}, q, s);
+  }
+}
+
+template <class V, int MaxH, class Load>
 struct ScoreFloat {
   template <int H>
   struct K {
     static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
-      score_float_h<V, H, Load>(b, q, scale, s, ss);
+      score_in_tiles<V, MaxH, H>(q, s, ss, b.d, [&](auto heads, const float* qt, float* st) {
+        score_float_h<V, decltype(heads)::value, score_rows_per_pass<MaxH>(), Load>(b, qt, scale, st, ss);
+      });
     }
   };
 };
-template <class V>
+template <class V, int MaxH>
 struct ScoreQ2 {
   template <int H>
   struct K {
     static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
-      score_q2_h<V, H>(b, q, scale, s, ss);
+      score_in_tiles<V, MaxH, H>(q, s, ss, b.d, [&](auto heads, const float* qt, float* st) {
+        score_q2_h<V, decltype(heads)::value, score_rows_per_pass<MaxH>()>(b, qt, scale, st, ss);
+      });
     }
   };
 };
@@ -418,11 +455,11 @@ struct AccQ2 {
 
 template <class V, int MaxH, class Load>
 void score_float(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
-  by_heads<MaxH, ScoreFloat<V, Load>::template K>(n_heads, b, q, scale, scores, stride);
+  by_heads<MaxH, ScoreFloat<V, MaxH, Load>::template K>(n_heads, b, q, scale, scores, stride);
 }
 template <class V, int MaxH>
 void score_q2(const RowBlock& b, const float* q, int n_heads, float scale, float* scores, size_t stride) {
-  by_heads<MaxH, ScoreQ2<V>::template K>(n_heads, b, q, scale, scores, stride);
+  by_heads<MaxH, ScoreQ2<V, MaxH>::template K>(n_heads, b, q, scale, scores, stride);
 }
 template <class V, int MaxH, class Load>
 void accumulate_float(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
