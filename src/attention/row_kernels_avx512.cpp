@@ -9,6 +9,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "attention/row_kernels_avx512_sums.h"
 #include "attention/row_kernels_simd.h"
 
 namespace oscar::attention::detail {
@@ -25,23 +26,15 @@ struct Vec16 {
   static F bcast(const float* p) { return _mm512_set1_ps(*p); }
   static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F add(F a, F b) { return _mm512_add_ps(a, b); }
-  // Eight lane sums by a transposing tree: halves, then quarters, then the
-  // four lanes of each quarter; about 3 shuffles and adds per sum against 8
-  // for a reduction of each vector on its own.
+  // Eight lane sums by a transposing tree: halves, then sum_halves8;
+  // about 3 shuffles and adds per sum against 8 for a reduction of each
+  // vector on its own.
   static void sums8(const F* v, float* out) {
     __m512 p[4];
     for (int i = 0; i < 4; ++i)  // (v[2i] half sums | v[2i+1] half sums)
       p[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44),
                            _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xEE));
-    __m512 q[2];
-    for (int i = 0; i < 2; ++i)  // quarter k: 4 partial sums of v[4i + k]
-      q[i] = _mm512_add_ps(_mm512_shuffle_f32x4(p[2 * i], p[2 * i + 1], 0x88),
-                           _mm512_shuffle_f32x4(p[2 * i], p[2 * i + 1], 0xDD));
-    const __m512 t = _mm512_add_ps(_mm512_unpacklo_ps(q[0], q[1]), _mm512_unpackhi_ps(q[0], q[1]));
-    // Quarter k, lanes 4k and 4k+1: the sums of v[k] and v[4 + k].
-    const __m512 w = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(1, 0, 3, 2)));
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-    _mm256_storeu_ps(out, _mm512_castps512_ps256(_mm512_permutexvar_ps(order, w)));
+    _mm256_storeu_ps(out, sum_halves8(p));
   }
   static F f16(const uint8_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static I widen(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }

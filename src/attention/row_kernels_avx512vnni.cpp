@@ -20,6 +20,7 @@
 
 #include <cstring>
 
+#include "attention/row_kernels_avx512_sums.h"
 #include "attention/row_kernels_impl.h"
 
 namespace oscar::attention::detail {
@@ -37,24 +38,6 @@ float f16_at(const uint8_t* p) {
 inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {
   const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
-}
-
-// x: (row a in lanes 0-7, row b in lanes 8-15) of two heads -> quarters
-// (head x row a, head x row b, head y row a, head y row b), 4 partial sums each.
-inline __m512 fold_halves(__m512 x, __m512 y) {
-  return _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
-}
-
-// The lane sums of four heads' accumulators for rows a and b, in lanes 0-7
-// as (h0 a, h0 b, h1 a, h1 b, h2 a, h2 b, h3 a, h3 b).
-inline __m256 sum_lanes4(__m512 g0, __m512 g1, __m512 g2, __m512 g3) {
-  const __m512 s01 = fold_halves(g0, g1), s23 = fold_halves(g2, g3);
-  const __m512 t = _mm512_add_ps(_mm512_unpacklo_ps(s01, s23), _mm512_unpackhi_ps(s01, s23));
-  const __m512 w = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(1, 0, 3, 2)));
-  // Quarter k of w holds (s01, s23) quarter k's total in lanes 4k, 4k+1.
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_castps512_ps256(_mm512_permutexvar_ps(order, w));
 }
 
 template <int H>
@@ -107,7 +90,9 @@ void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t
         acc[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(q.lo_weight[(size_t)h * ng + gi]), acc[h]);
       }
     }
-    const __m256 r = _mm256_mul_ps(sum_lanes4(acc[0], acc[1], acc[2], acc[3]), out_scale);
+    // Lanes 0-7: (h0 a, h0 b, h1 a, h1 b, ...), each acc[h] holding row a in
+    // lanes 0-7 and row b in lanes 8-15.
+    const __m256 r = _mm256_mul_ps(sum_halves8(acc), out_scale);
     alignas(32) float out[8];
     _mm256_store_ps(out, r);
     const bool pair = j + 1 < b.n;

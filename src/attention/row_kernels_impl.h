@@ -51,10 +51,6 @@ struct RowKernels {
   }
 };
 
-// AVX2 + FMA + F16C kernels, 8 floats per vector (row_kernels_avx2.cpp;
-// x86-64 only, call only when the CPU has them), and for AVX-512 F/BW/VL/DQ
-// (row_kernels_avx512.cpp): 16 floats per vector, and 8 (with AVX-512VL's
-// 32 registers) for the shapes the 16-wide set does not take.
 // q2_0 scores from integer dot products against the query as
 // kQ2IntDigits signed bytes per value, most significant first:
 // q_i = step * sum_t D_t[i] 256^(T-1-t) up to rounding (Q2IntQuery).
@@ -85,6 +81,10 @@ struct IntRowKernels {
   bool takes_q2(int d, int g) const { return score_q2 && g > 0 && g % 128 == 0 && d % g == 0; }
 };
 
+// AVX2 + FMA + F16C kernels, 8 floats per vector (row_kernels_avx2.cpp;
+// x86-64 only, call only when the CPU has them), and for AVX-512 F/BW/VL/DQ
+// (row_kernels_avx512.cpp): 16 floats per vector, and 8 (with AVX-512VL's
+// 32 registers) for the shapes the 16-wide set does not take.
 RowKernels avx2_row_kernels();
 RowKernels avx512_row_kernels();
 RowKernels avx512_narrow_row_kernels();

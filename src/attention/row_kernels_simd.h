@@ -16,9 +16,9 @@
 //         values of each quarter: scores look each code up in the row's
 //         table lo + s * {0, 1, 2, 3} (one shift and one permute), value
 //         sums shift and mask it into a float 0..3.
-// Scores take two rows per pass (two independent FMA chains per head that
-// share the query loads) and sum the lanes of 8 accumulators at once; value
-// sums take the rows innermost with the
+// Scores take R rows per pass (4 with 32 registers, 2 with 16: each query
+// load feeds R FMAs), at most 4 heads per pass, and sum the lanes of 8
+// accumulators at once; value sums take the rows innermost with the
 // accumulators of C W-value chunks in registers, and fold each q2 row's
 // scale into its weight and its offset into one constant per group.
 //
@@ -402,7 +402,7 @@ constexpr int score_rows_per_pass() {
 // Calls kernel(heads, q, scores) for H heads in tiles of at most 4, heads
 // a std::integral_constant: the accumulators of 4 heads x 4 rows fill half
 // the AVX-512 registers, so larger groups pass over the rows once per tile.
-template <class V, int MaxH, int H, class Kernel>
+template <int H, class Kernel>
 void score_in_tiles(const float* q, float* s, size_t ss, int d, Kernel kernel) {
   if constexpr (H > 4) {
     kernel(std::integral_constant<int, 4>{}, q, s);
@@ -417,7 +417,7 @@ struct ScoreFloat {
   template <int H>
   struct K {
     static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
-      score_in_tiles<V, MaxH, H>(q, s, ss, b.d, [&](auto heads, const float* qt, float* st) {
+      score_in_tiles<H>(q, s, ss, b.d, [&](auto heads, const float* qt, float* st) {
         score_float_h<V, decltype(heads)::value, score_rows_per_pass<MaxH>(), Load>(b, qt, scale, st, ss);
       });
     }
@@ -428,7 +428,7 @@ struct ScoreQ2 {
   template <int H>
   struct K {
     static void run(const RowBlock& b, const float* q, float scale, float* s, size_t ss) {
-      score_in_tiles<V, MaxH, H>(q, s, ss, b.d, [&](auto heads, const float* qt, float* st) {
+      score_in_tiles<H>(q, s, ss, b.d, [&](auto heads, const float* qt, float* st) {
         score_q2_h<V, decltype(heads)::value, score_rows_per_pass<MaxH>()>(b, qt, scale, st, ss);
       });
     }
