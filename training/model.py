@@ -52,6 +52,28 @@ def apply_rope(x, cos, sin):
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
+def causal_attention_blocked(q, k, v, mask, block=128):
+    """Causal GQA attention for torch < 2.0 (Debian's CPU torch has no fused
+    kernel). Query blocks only see the keys up to their own end, so the
+    masked upper triangle is mostly never computed (10/16 of the full score
+    matrix at 4 blocks), and each KV head's query heads share one matmul
+    instead of a repeat_interleave copy of K and V.
+    q: (B, Hq, T, D); k, v: (B, Hkv, T, D); mask: (T, T) additive."""
+    B, Hq, T, D = q.shape
+    Hkv = k.shape[1]
+    rep = Hq // Hkv
+    qg = (q * (1.0 / math.sqrt(D))).view(B, Hkv, rep, T, D)
+    out = []
+    for s in range(0, T, block):
+        e = min(T, s + block)
+        n = e - s
+        qb = qg[:, :, :, s:e].reshape(B, Hkv, rep * n, D)
+        att = (qb @ k[:, :, :e].transpose(-2, -1)).view(B, Hkv, rep, n, e)
+        att = F.softmax((att + mask[s:e, :e]).float(), dim=-1).type_as(q)
+        out.append((att.view(B, Hkv, rep * n, e) @ v[:, :, :e]).view(B, Hkv, rep, n, D))
+    return torch.cat(out, dim=3).view(B, Hq, T, D)
+
+
 class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -84,17 +106,20 @@ class Block(nn.Module):
         B, T, _ = x.shape
         q, k, v = self.qkv(x, cos, sin)
         rep = cfg.n_head // cfg.n_head_kv
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
         if probe is None and hasattr(F, "scaled_dot_product_attention"):
             # torch >= 2.0 (the GPU trainer): the fused kernel, same maths.
             # Under autocast V is bf16 while the normed, rotated Q/K are f32.
+            k = k.repeat_interleave(rep, dim=1)
+            v = v.repeat_interleave(rep, dim=1)
             y = F.scaled_dot_product_attention(q.to(v.dtype), k.to(v.dtype), v, is_causal=True)
+        elif probe is None:
+            y = causal_attention_blocked(q, k, v, mask)
         else:
+            k = k.repeat_interleave(rep, dim=1)
+            v = v.repeat_interleave(rep, dim=1)
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(cfg.head_dim)) + mask
             att = F.softmax(att.float(), dim=-1).type_as(q)
-            if probe is not None:
-                probe(q, k, att)
+            probe(q, k, att)
             y = att @ v
         y = y.transpose(1, 2).reshape(B, T, cfg.n_head * cfg.head_dim)
         p = cfg.dropout if self.training else 0.0

@@ -16,22 +16,23 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def main():
     src, out = sys.argv[1:3]
-    steps, train, vsteps, val = [], [], [], []
+    steps, train, vsteps, val = [], [], [], []  # x: tokens seen
     with open(src) as f:
         next(f)
         for line in f:
             if line.startswith("#"):
                 continue
-            s, _, _, tl, vl = line.split("\t")[:5]
-            steps.append(int(s))
+            _, tokens, _, tl, vl = line.split("\t")[:5]
+            mtok = int(tokens) / 1e6
+            steps.append(mtok)
             train.append(float(tl))
             if not math.isnan(float(vl)):
-                vsteps.append(int(s))
+                vsteps.append(mtok)
                 val.append(float(vl))
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     ax.plot(steps, train, lw=0.8, label="training loss (batch)")
     ax.plot(vsteps, val, "o-", ms=3, label="held-out loss")
-    ax.set_xlabel("step (32 x 1024 tokens)")
+    ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("cross-entropy (nats/token)")
     ax.set_ylim(1.5, 9.5)
     ax.grid(alpha=0.3)

@@ -124,12 +124,13 @@ def fit(args):
 
     nval = min(args.val_windows, (len(held) - 1) // body)
     val = torch.stack([window(held, i * body) for i in range(nval)]).to(dev)
-    amp = dev.type == "cuda"
+    amp = dev.type == "cuda" or args.cpu_bf16
 
     def autocast():
-        # bf16 matmuls on the GPU; plain float32 elsewhere.
+        # bf16 matmuls on the GPU, and on CPUs with bf16 dot products when
+        # asked (about 1.8x the float32 speed on AVX512-BF16); float32 otherwise.
         if amp:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+            return torch.autocast(dev.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
     def evaluate():
@@ -148,12 +149,23 @@ def fit(args):
     t_start = time.time()
     last_t, last_tok, seen = t_start, 0, 0
     best = (float("inf"), -1, None)
+    # Short-context phase (--short-ctx): the first steps train on windows of
+    # short_ctx tokens, as many per step as keeps the tokens per step the
+    # same. Attention then costs a fraction, which on a CPU buys more tokens
+    # in the same time; the last steps train at the full context.
+    n_short = int(args.steps * args.short_frac) if args.short_ctx else 0
     for step in range(args.steps):
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
-        starts = torch.randint(0, len(train) - body, (B,), generator=gen)
-        x = torch.stack([window(train, s) for s in starts.tolist()]).to(dev, non_blocking=True)
+        if step < n_short:
+            sb = args.short_ctx + 1 - len(bos)
+            starts = torch.randint(0, len(train) - sb, (B * T // args.short_ctx,), generator=gen)
+            x = torch.stack([torch.cat([bos, train[s:s + sb]]) for s in starts.tolist()])
+        else:
+            starts = torch.randint(0, len(train) - body, (B,), generator=gen)
+            x = torch.stack([window(train, s) for s in starts.tolist()])
+        x = x.to(dev, non_blocking=True)
         with autocast():
             logits = model(x[:, :-1])
         loss = F.cross_entropy(logits.float().reshape(-1, n_vocab), x[:, 1:].reshape(-1))
@@ -209,6 +221,9 @@ def main():
     ap.add_argument("--eval-every", type=int, default=100)
     ap.add_argument("--val-windows", type=int, default=64)
     ap.add_argument("--max-seconds", type=float, default=0)
+    ap.add_argument("--cpu-bf16", action="store_true", help="bf16 autocast on the CPU")
+    ap.add_argument("--short-ctx", type=int, default=0, help="context of the short-context phase")
+    ap.add_argument("--short-frac", type=float, default=0.0, help="share of steps in the short-context phase")
     args = ap.parse_args()
     args.out = args.out or os.path.join(args.work, "run")
     if args.stage in ("prepare", "all"):
