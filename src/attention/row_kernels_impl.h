@@ -75,10 +75,24 @@ struct Q2IntView {
 // scores[h * stride + j] = scale * q_h . x_j for n_heads <= kQ2IntMaxHeads.
 using IntScoreKernel = void (*)(const RowBlock& b, const Q2IntView& q, int n_heads, float* scores, size_t stride);
 
+// q2_0 value sums from integer dot products: each row's weight p_j * s_j as
+// kQ2IntWeightDigits signed bytes per (group, head), scaled to the group's
+// largest weight (row_kernels_avx512vbmi.cpp), for up to kQ2IntMaxHeads heads
+// per call and blocks of up to kMaxTileRows rows. Two digits (16 bits) were
+// about 1.5x faster at 4 heads but broke the 1e-4 fused-vs-reference bound.
+constexpr int kQ2IntWeightDigits = 3;
+constexpr int kQ2IntMaxValueGroup = 512;
+
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
-  // Quarters of a group are whole 32-byte halves of a register.
+  AccumulateKernel accumulate_q2 = nullptr;
+  // Scores: quarters of a group are whole 32-byte halves of a register.
   bool takes_q2(int d, int g) const { return score_q2 && g > 0 && g % 128 == 0 && d % g == 0; }
+  // Value sums: quarters of a group are whole 16-byte loads, and a group's
+  // transposed codes fit the kernel's buffer.
+  bool accumulates_q2(int d, int g) const {
+    return accumulate_q2 && g > 0 && g % 64 == 0 && g <= kQ2IntMaxValueGroup && d % g == 0;
+  }
 };
 
 // AVX2 + FMA + F16C kernels, 8 floats per vector (row_kernels_avx2.cpp;
@@ -88,7 +102,9 @@ struct IntRowKernels {
 RowKernels avx2_row_kernels();
 RowKernels avx512_row_kernels();
 RowKernels avx512_narrow_row_kernels();
-// AVX-512 F/BW/VL/DQ + VNNI (row_kernels_avx512vnni.cpp).
+// AVX-512 F/BW/VL/DQ + VNNI (row_kernels_avx512vnni.cpp): the scores; the
+// value sums need VBMI as well (row_kernels_avx512vbmi.cpp).
 IntRowKernels avx512vnni_row_kernels();
+AccumulateKernel avx512vbmi_q2_accumulate_kernel();
 
 }  // namespace oscar::attention::detail

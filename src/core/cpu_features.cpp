@@ -39,6 +39,7 @@ CpuFeatures detect_cpu() {
       f.avx512bw = (b >> 30) & 1;
       f.avx512vl = (b >> 31) & 1;
       f.avx512vnni = (c >> 11) & 1;
+      f.avx512vbmi = (c >> 1) & 1;
     }
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
@@ -75,6 +76,7 @@ std::string CpuFeatures::describe() const {
   add(avx512vl, "avx512vl");
   add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
+  add(avx512vbmi, "avx512vbmi");
   add(avx512bf16, "avx512bf16");
   add(avxvnni, "avxvnni");
   add(neon, "neon");

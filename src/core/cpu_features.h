@@ -15,6 +15,7 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512dq = false;
   bool avx512vnni = false;
+  bool avx512vbmi = false;
   bool avx512bf16 = false;
   bool avxvnni = false;
   bool neon = false;

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "attention/row_kernels.h"
 #include "attention/row_kernels_impl.h"
 #include "core/cpu_features.h"
+#include "core/fp16.h"
 #include "kv/cache_type.h"
 #include "quant/quant.h"
 
@@ -164,6 +166,69 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
         }
       }
     }
+}
+
+// q2_0 value sums by integer dot products (AVX512-VNNI + VBMI), called
+// directly: each row's weight p_j * s_j is rounded to 24 bits of the group's
+// largest weight, so the bound is the float kernels' plus
+// 0.5 * step * sum_j |c_j[i]| per value (c_j[i] <= 3, step = max |p s| /
+// (127 * 2^16) per group and head). Block lengths that are not a multiple of
+// the 4 rows one instruction sums, and all-zero and one-dominant weights.
+// (The dispatch uses it for groups of up to 4 heads, so the other tests and
+// test_fused_vs_reference cover it through score_rows/accumulate_rows too.)
+TEST(RowKernels, Q2IntegerValueSumsMatchDecodedRows) {
+#if defined(OSCAR_X86)
+  const CpuFeatures cpu = detect_cpu();
+  if (!cpu.avx512vnni || !cpu.avx512vbmi || !cpu.has_avx512_family()) GTEST_SKIP() << "needs AVX512-VNNI and VBMI";
+  const detail::AccumulateKernel kernel = detail::avx512vbmi_q2_accumulate_kernel();
+  std::mt19937 rng(21);
+  std::normal_distribution<float> nd(0, 1);
+  int cases = 0;
+  for (int d : {64, 128, 256, 512})
+    for (int g : {64, 128, 256, 512}) {
+      if (g > d || d % g != 0) continue;
+      for (int heads = 1; heads <= detail::kQ2IntMaxHeads; ++heads)
+        for (int n : {1, 3, 4, 37, 64}) {
+          const Rows r = make_rows(kv::CacheType::Q2_0, d, g, n, rng);
+          const size_t ps = (size_t)n + 2;
+          std::vector<float> p((size_t)heads * ps);
+          for (auto& v : p) v = std::fabs(nd(rng));
+          if (heads > 1) std::fill(p.begin() + (long)ps, p.begin() + (long)(2 * ps), 0.0f);  // an all-zero head
+          if (heads > 2) {                                                                     // one row dominates
+            for (size_t j = 0; j < ps; ++j) p[2 * ps + j] = 1e-4f * p[2 * ps + j];
+            p[2 * ps + (size_t)n / 2] = 50.0f;
+          }
+          std::vector<float> acc((size_t)heads * d);
+          for (auto& v : acc) v = nd(rng);
+          const std::vector<float> acc0 = acc;
+          const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
+          kernel(b, p.data(), ps, heads, acc.data(), nullptr);
+          const std::string where = "d=" + std::to_string(d) + " g=" + std::to_string(g) +
+                                    " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
+          for (int h = 0; h < heads; ++h)
+            for (int i = 0; i < d; ++i) {
+              const int gi = i / g;
+              double a = acc0[(size_t)h * d + i], mag = std::fabs(a), wmax = 0;
+              for (int j = 0; j < n; ++j) {
+                const float* x = &r.decoded[(size_t)j * d];
+                const double t = (double)p[(size_t)h * ps + j] * x[i];
+                a += t;
+                mag += std::fabs(t);
+                // The group's scale s: the f16 at the start of the group's bytes.
+                uint16_t s16;
+                std::memcpy(&s16, &r.bytes[(size_t)j * r.stride + (size_t)gi * (4 + g / 4)], 2);
+                wmax = std::max(wmax, p[(size_t)h * ps + j] * std::fabs((double)fp16_to_f32(s16)));
+              }
+              const double tol = 1e-5 * mag + 0.5 * wmax / (127.0 * 65536.0) * 3.0 * n + 1e-7;
+              ASSERT_NEAR(acc[(size_t)h * d + i], a, tol) << where << " h=" << h << " i=" << i;
+            }
+          ++cases;
+        }
+    }
+  EXPECT_GT(cases, 100);
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
 }
 
 // The tests above go through the dispatch, which picks one set per shape.

@@ -1,0 +1,185 @@
+// q2_0 value sums with integer dot products (AVX512-VNNI, plus VBMI for one
+// byte permute). The float kernel widens every code to a float and spends
+// one FMA per value, row and head; here vpdpbusd sums four rows at once:
+//
+//   sum_j w_j c_j[i] for the rows j of a quad = one 32-bit lane of
+//   vpdpbusd(codes, weights), when lane i holds the codes c_j[i] of the four
+//   rows (unsigned bytes) and the weights w_j are broadcast as signed bytes.
+//
+// So the codes of four rows are transposed once per 16 code bytes (one
+// vpermb), and each 2-bit field of them is one shift and mask away. The
+// weights p_j * s_j (softmax weight times the row's group scale) become
+// kQ2IntWeightDigits balanced signed-byte digits per (group, head), scaled
+// to the group's largest weight, so the only error against the float kernel
+// is that rounding (2^-23 of the largest weight per row). The offsets lo_j
+// are summed in float, once per (group, head): sum_j p_j lo_j.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "attention/row_kernels_impl.h"
+
+namespace oscar::attention::detail {
+namespace {
+
+constexpr int kT = kQ2IntWeightDigits;
+constexpr int kMaxGroupBytes = kQ2IntMaxValueGroup / 4;  // code bytes of the largest group
+
+float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// Bytes at offset `at` of the four rows r[0..3], 16 each, transposed: lane
+// i (32 bits) holds byte i of row 0, 1, 2, 3 from low to high.
+inline __m512i quad_codes(const uint8_t* const* r, size_t at, __m512i order) {
+  __m512i x = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + at)));
+  x = _mm512_inserti32x4(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + at)), 1);
+  x = _mm512_inserti32x4(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + at)), 2);
+  x = _mm512_inserti32x4(x, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + at)), 3);
+  return _mm512_permutexvar_epi8(order, x);
+}
+
+// Head h's weights w_j = p_j * s_j of one group (rows j < n, zero beyond, up
+// to 64) as kT digits, most significant first: w_j = step * sum_t D_t[j]
+// 256^(kT-1-t) up to rounding, with step = max |w| / (127 * 256^(kT-1)).
+// Writes digits[t * 64 + j] and returns step; *lo_sum = sum_j p_j lo_j.
+inline float weight_digits(const float* p, const float* s, const float* lo, int n, int8_t* digits, float* lo_sum) {
+  __m512 w[4], mx = _mm512_setzero_ps(), wl = _mm512_setzero_ps();
+  const int nv = (n + 15) / 16;
+  for (int v = 0; v < nv; ++v) {
+    const int left = n - 16 * v;
+    const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    const __m512 pv = _mm512_maskz_loadu_ps(m, p + 16 * v);
+    w[v] = _mm512_mul_ps(pv, _mm512_load_ps(s + 16 * v));
+    mx = _mm512_max_ps(mx, _mm512_abs_ps(w[v]));
+    wl = _mm512_fmadd_ps(pv, _mm512_load_ps(lo + 16 * v), wl);
+  }
+  *lo_sum = _mm512_reduce_add_ps(wl);
+  const float top = _mm512_reduce_max_ps(mx);
+  float unit = 127.0f;
+  for (int t = 1; t < kT; ++t) unit *= 256.0f;
+  const float step = top > 0.0f ? top / unit : 1.0f;
+  const __m512 inv = _mm512_set1_ps(1.0f / step);
+  for (int v = 0; v < 4; ++v) {
+    __m512i r = v < nv ? _mm512_cvtps_epi32(_mm512_mul_ps(w[v], inv)) : _mm512_setzero_si512();
+    for (int t = kT - 1; t >= 0; --t) {
+      // The low byte as a signed byte is the balanced digit; what is left
+      // is a multiple of 256.
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + t * 64 + 16 * v), _mm512_cvtepi32_epi8(r));
+      const __m512i digit = _mm512_srai_epi32(_mm512_slli_epi32(r, 24), 24);
+      r = _mm512_srai_epi32(_mm512_sub_epi32(r, digit), 8);
+    }
+  }
+  return step;
+}
+
+// acc += codes . (the 4 signed bytes at w, in every lane). With the
+// intrinsics GCC loads every broadcast into a register of its own first;
+// the embedded broadcast makes it one instruction.
+inline __m512i dpbusd_bcast(__m512i acc, __m512i codes, const int8_t* w) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(codes), "m"(*reinterpret_cast<const int32_t*>(w)));
+  return acc;
+}
+
+// Fields (of a group's four) per pass over its quads: as many as keep the
+// H x K x kT accumulators within 24 of the 32 registers.
+template <int H>
+constexpr int fields_per_pass() {
+  return H * 4 * kT <= 24 ? 4 : (H * 2 * kT <= 24 ? 2 : 1);
+}
+
+template <int H>
+void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* acc) {
+  constexpr int K = fields_per_pass<H>();
+  const int d = b.d, g = b.g, qn = g / 4, ng = d / g, n = b.n, nq = (n + 3) / 4;
+  const size_t gb = 4 + (size_t)qn;
+  // Rows of the last quad past the block repeat the last row (weight 0).
+  const uint8_t* rows[kMaxTileRows];
+  for (int j = 0; j < 4 * nq; ++j) rows[j] = b.rows + (size_t)std::min(j, n - 1) * b.stride;
+  alignas(64) float s[kMaxTileRows] = {}, lo[kMaxTileRows] = {};
+  alignas(64) int8_t digits[H][kT * kMaxTileRows];
+  float step[H], lo_sum[H];
+  alignas(64) uint8_t quads[kMaxGroupBytes / 16 * (kMaxTileRows / 4) * 64];  // (code block, quad) -> 64 bytes
+  // Byte 4i + k of a quad's four 16-byte loads: byte i of row k.
+  alignas(64) static constexpr uint8_t kOrder[64] = {
+      0, 16, 32, 48, 1, 17, 33, 49, 2, 18, 34, 50, 3, 19, 35, 51, 4, 20, 36, 52, 5, 21, 37, 53,
+      6, 22, 38, 54, 7, 23, 39, 55, 8, 24, 40, 56, 9, 25, 41, 57, 10, 26, 42, 58, 11, 27, 43, 59,
+      12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
+  const __m512i order = _mm512_load_si512(kOrder);
+  const __m512i three = _mm512_set1_epi8(3);
+
+  for (int gi = 0; gi < ng; ++gi) {
+    for (int j = 0; j < n; ++j) {
+      s[j] = f16_at(rows[j] + gi * gb);
+      lo[j] = f16_at(rows[j] + gi * gb + 2);
+    }
+    for (int h = 0; h < H; ++h) step[h] = weight_digits(p + (size_t)h * ps, s, lo, n, digits[h], &lo_sum[h]);
+    // The group's codes, transposed once for all passes over its fields.
+    for (int cb = 0; cb < qn; cb += 16)
+      for (int q = 0; q < nq; ++q)
+        _mm512_store_si512(quads + ((size_t)(cb / 16) * nq + q) * 64, quad_codes(rows + 4 * q, gi * gb + 4 + cb, order));
+    for (int cb = 0; cb < qn; cb += 16)
+      // Unrolled, so every field's shift is a constant and the accumulators
+      // stay in registers.
+#pragma GCC unroll 4
+      for (int k0 = 0; k0 < 4; k0 += K) {
+        __m512i a[H][K][kT];
+#pragma GCC unroll 8
+        for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+          for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+            for (int t = 0; t < kT; ++t) a[h][k][t] = _mm512_setzero_si512();
+        const uint8_t* tq = quads + (size_t)(cb / 16) * nq * 64;
+        for (int q = 0; q < nq; ++q) {
+          const __m512i x = _mm512_load_si512(tq + (size_t)q * 64);
+          __m512i codes[K];
+#pragma GCC unroll 4
+          for (int k = 0; k < K; ++k) {
+            const int f = k0 + k;
+            codes[k] = _mm512_and_si512(f == 0 ? x : _mm512_srli_epi16(x, 2 * f), three);
+          }
+#pragma GCC unroll 8
+          for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+            for (int t = 0; t < kT; ++t)
+#pragma GCC unroll 4
+              for (int k = 0; k < K; ++k) a[h][k][t] = dpbusd_bcast(a[h][k][t], codes[k], digits[h] + t * 64 + 4 * q);
+        }
+        // Values gi*g + f*qn + cb .. +15 of each head: the digit sums in
+        // base 256, times the step, plus the group's offset sum.
+#pragma GCC unroll 8
+        for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+          for (int k = 0; k < K; ++k) {
+            __m512 v = _mm512_cvtepi32_ps(a[h][k][0]);
+#pragma GCC unroll 4
+            for (int t = 1; t < kT; ++t) v = _mm512_fmadd_ps(v, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(a[h][k][t]));
+            float* out = acc + (size_t)h * d + gi * g + (k0 + k) * qn + cb;
+            _mm512_storeu_ps(out, _mm512_fmadd_ps(v, _mm512_set1_ps(step[h]),
+                                                  _mm512_add_ps(_mm512_loadu_ps(out), _mm512_set1_ps(lo_sum[h]))));
+          }
+      }
+  }
+}
+
+void accumulate_q2_int(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
+  switch (n_heads) {
+    case 1: return accumulate_q2_int_h<1>(b, p, stride, acc);
+    case 2: return accumulate_q2_int_h<2>(b, p, stride, acc);
+    case 3: return accumulate_q2_int_h<3>(b, p, stride, acc);
+    default: return accumulate_q2_int_h<4>(b, p, stride, acc);
+  }
+}
+
+}  // namespace
+
+AccumulateKernel avx512vbmi_q2_accumulate_kernel() { return accumulate_q2_int; }
+
+}  // namespace oscar::attention::detail
