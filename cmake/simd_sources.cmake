@@ -1,31 +1,19 @@
-# oscar_filter_simd_sources(VAR): on x86-64, gives *_avx2.cpp, *_avx512.cpp,
-# *_avx512vnni.cpp and *_avx512vbmi.cpp (VNNI + VBMI) files in VAR their
-# target flags; elsewhere removes them from VAR (their
-# dispatch entry points are compiled out with OSCAR_X86 undefined).
+# oscar_filter_simd_sources(VAR): on x86-64, gives the files in VAR named
+# *_avx2.cpp, *_avx512.cpp, *_avx512vnni.cpp and *_avx512vbmi.cpp their
+# target flags (each set includes the ones before it); elsewhere removes them
+# from VAR (their dispatch entry points are compiled out with OSCAR_X86
+# undefined).
+set(OSCAR_SIMD_FLAGS_avx2 "-mavx2;-mfma;-mf16c")
+set(OSCAR_SIMD_FLAGS_avx512 "${OSCAR_SIMD_FLAGS_avx2};-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq")
+set(OSCAR_SIMD_FLAGS_avx512vnni "${OSCAR_SIMD_FLAGS_avx512};-mavx512vnni")
+set(OSCAR_SIMD_FLAGS_avx512vbmi "${OSCAR_SIMD_FLAGS_avx512vnni};-mavx512vbmi")
+
 function(oscar_filter_simd_sources var)
   set(out)
   foreach(f ${${var}})
-    if(f MATCHES "_avx2\\.cpp$")
+    if(f MATCHES "_(avx2|avx512|avx512vnni|avx512vbmi)\\.cpp$")
       if(OSCAR_X86)
-        set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
-        list(APPEND out ${f})
-      endif()
-    elseif(f MATCHES "_avx512\\.cpp$")
-      if(OSCAR_X86)
-        set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS
-          "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq")
-        list(APPEND out ${f})
-      endif()
-    elseif(f MATCHES "_avx512vnni\\.cpp$")
-      if(OSCAR_X86)
-        set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS
-          "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni")
-        list(APPEND out ${f})
-      endif()
-    elseif(f MATCHES "_avx512vbmi\\.cpp$")
-      if(OSCAR_X86)
-        set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS
-          "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx512vbmi")
+        set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "${OSCAR_SIMD_FLAGS_${CMAKE_MATCH_1}}")
         list(APPEND out ${f})
       endif()
     else()

@@ -19,8 +19,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
+#include "attention/row_kernels_f16.h"
 #include "attention/row_kernels_impl.h"
 
 namespace oscar::attention::detail {
@@ -28,12 +28,6 @@ namespace {
 
 constexpr int kT = kQ2IntWeightDigits;
 constexpr int kMaxGroupBytes = kQ2IntMaxValueGroup / 4;  // code bytes of the largest group
-
-float f16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
 
 // Bytes at offset `at` of the four rows r[0..3], 16 each, transposed: lane
 // i (32 bits) holds byte i of row 0, 1, 2, 3 from low to high.

@@ -18,21 +18,14 @@
 #endif
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "attention/row_kernels_avx512_sums.h"
+#include "attention/row_kernels_f16.h"
 #include "attention/row_kernels_impl.h"
 
 namespace oscar::attention::detail {
 namespace {
 
 constexpr int kT = kQ2IntDigits;
-
-float f16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
 
 // 32 bytes of row a in the low half, 32 of row b in the high half.
 inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {

@@ -35,9 +35,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 
+#include "attention/row_kernels_f16.h"
 #include "attention/row_kernels_impl.h"
 
 namespace oscar::attention::detail {
@@ -48,12 +48,6 @@ inline float hsum8(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-inline float f16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
 }
 
 struct Vec8 {
