@@ -55,9 +55,10 @@ def apply_rope(x, cos, sin):
 def causal_attention_blocked(q, k, v, mask, block=128):
     """Causal GQA attention for torch < 2.0 (Debian's CPU torch has no fused
     kernel). Query blocks only see the keys up to their own end, so the
-    masked upper triangle is mostly never computed (10/16 of the full score
-    matrix at 4 blocks), and each KV head's query heads share one matmul
-    instead of a repeat_interleave copy of K and V.
+    masked upper triangle is mostly never computed (36/64 of the full score
+    matrix for 8 blocks), and each KV head's query heads share one matmul
+    instead of a repeat_interleave copy of K and V. The engine-vs-PyTorch
+    logits check (tests/trained/check_logits.py) runs through it.
     q: (B, Hq, T, D); k, v: (B, Hkv, T, D); mask: (T, T) additive."""
     B, Hq, T, D = q.shape
     Hkv = k.shape[1]
