@@ -52,6 +52,14 @@ TEST(TrainedModel, EngineLogitsMatchTheTrainingFramework) {
   EXPECT_EQ(rc, 0) << out;
 }
 
+// The blocked causal attention the CPU training uses (training/model.py)
+// against NumPy float64 softmax attention, across its query blocks.
+TEST(TrainedModel, TrainingAttentionMatchesAReference) {
+  if (!have_torch()) GTEST_SKIP() << kPy << " lacks numpy/torch (scripts/setup-deps.sh installs them)";
+  auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_attention.py");
+  EXPECT_EQ(rc, 0) << out;
+}
+
 TEST(TrainedModel, EngineTokenizerMatchesTheTrainingTokenizer) {
   auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_tokenizer.py " + kBin + " " + kModel + " " +
                       kHeldout);
