@@ -119,8 +119,8 @@ def fit(args):
     bos = torch.tensor([tok.special[EOT]]) if args.bos_first else torch.zeros(0, dtype=torch.long)
     body = T + 1 - len(bos)
 
-    def window(ids, s):
-        return torch.cat([bos, ids[s:s + body]])
+    def window(ids, s, length=body):
+        return torch.cat([bos, ids[s:s + length]])
 
     nval = min(args.val_windows, (len(held) - 1) // body)
     val = torch.stack([window(held, i * body) for i in range(nval)]).to(dev)
@@ -158,14 +158,11 @@ def fit(args):
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
-        if step < n_short:
-            sb = args.short_ctx + 1 - len(bos)
-            starts = torch.randint(0, len(train) - sb, (B * T // args.short_ctx,), generator=gen)
-            x = torch.stack([torch.cat([bos, train[s:s + sb]]) for s in starts.tolist()])
-        else:
-            starts = torch.randint(0, len(train) - body, (B,), generator=gen)
-            x = torch.stack([window(train, s) for s in starts.tolist()])
-        x = x.to(dev, non_blocking=True)
+        short = step < n_short
+        length = args.short_ctx + 1 - len(bos) if short else body
+        count = B * T // args.short_ctx if short else B
+        starts = torch.randint(0, len(train) - length, (count,), generator=gen)
+        x = torch.stack([window(train, s, length) for s in starts.tolist()]).to(dev, non_blocking=True)
         with autocast():
             logits = model(x[:, :-1])
         loss = F.cross_entropy(logits.float().reshape(-1, n_vocab), x[:, 1:].reshape(-1))

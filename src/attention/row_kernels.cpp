@@ -124,10 +124,7 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0};
     const detail::IntRowKernels& integer = simd().integer;
-    // Groups of up to 4 heads only. Larger ones would pass over each row
-    // once per 4 heads, and their digits crowd the value sums out of L1:
-    // Gemma-4's 8 heads of 512 ran 10% slower than with the float kernels.
-    if (q2 && gq.q2_int && gq.n_heads <= detail::kQ2IntMaxHeads && integer.takes_q2(d, b.g)) {
+    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, gq.n_heads)) {
       Q2IntQuery& iq = *gq.q2_int;
       if (iq.g != b.g || iq.scale != scale) prepare_q2_int(gq, b.g, scale, iq);
       integer.score_q2(b, {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()}, gq.n_heads, scores, stride);
@@ -150,9 +147,7 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
-    // As for scores, groups of up to 4 heads only: at Gemma-4's 8 heads of
-    // 512 the two passes over each block were 7% slower in the real decode.
-    if (q2 && n_heads <= detail::kQ2IntMaxHeads && integer.accumulates_q2(d, codec.q2_group_size())) {
+    if (q2 && integer.accumulates_q2(d, codec.q2_group_size(), n_heads)) {
       accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads, {rows, row_stride, n_rows, d, codec.q2_group_size()},
                        p, stride, n_heads, acc);
       return;

@@ -28,6 +28,12 @@ namespace {
 
 constexpr int kT = kQ2IntWeightDigits;
 constexpr int kMaxGroupBytes = kQ2IntMaxValueGroup / 4;  // code bytes of the largest group
+// The largest weight in steps: 127 in the top digit, 256^(kT-1) steps each.
+constexpr float kTopDigitUnit = [] {
+  float u = 127.0f;
+  for (int t = 1; t < kT; ++t) u *= 256.0f;
+  return u;
+}();
 
 // Bytes at offset `at` of the four rows r[0..3], 16 each, transposed: lane
 // i (32 bits) holds byte i of row 0, 1, 2, 3 from low to high.
@@ -56,9 +62,7 @@ inline float weight_digits(const float* p, const float* s, const float* lo, int 
   }
   *lo_sum = _mm512_reduce_add_ps(wl);
   const float top = _mm512_reduce_max_ps(mx);
-  float unit = 127.0f;
-  for (int t = 1; t < kT; ++t) unit *= 256.0f;
-  const float step = top > 0.0f ? top / unit : 1.0f;
+  const float step = top > 0.0f ? top / kTopDigitUnit : 1.0f;
   const __m512 inv = _mm512_set1_ps(1.0f / step);
   for (int v = 0; v < 4; ++v) {
     __m512i r = v < nv ? _mm512_cvtps_epi32(_mm512_mul_ps(w[v], inv)) : _mm512_setzero_si512();
