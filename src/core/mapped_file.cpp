@@ -19,8 +19,6 @@ namespace oscar {
 
 namespace {
 
-constexpr size_t kHugePage = size_t(2) << 20;
-
 // Closes the descriptor on every way out of the constructor.
 struct FileDescriptor {
   int fd;
@@ -81,22 +79,13 @@ MappedFile::MappedFile(const std::string& path, FileResidence how) : path_(path)
 }
 
 bool MappedFile::load_copy(int fd) {
-  // One huge page of slack so the data can start on a 2 MiB boundary.
-  const size_t region = size_ + kHugePage;
-  void* r = ::mmap(nullptr, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (r == MAP_FAILED) return false;
-  auto* aligned = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(r) + kHugePage - 1) & ~uintptr_t(kHugePage - 1));
-  ::madvise(aligned, size_, MADV_HUGEPAGE);  // advisory: fine if THP is off
-  const std::string why = read_all(fd, aligned, size_);
-  if (!why.empty()) {
-    ::munmap(r, region);
-    throw Error("cannot read '" + path_ + "': " + why);
-  }
-  ::mprotect(r, region, PROT_READ);
-  region_ = r;
-  region_size_ = region;
-  data_ = aligned;
+  HugePageBuffer copy = HugePageBuffer::allocate(size_);
+  if (!copy.data()) return false;
+  const std::string why = read_all(fd, copy.data(), size_);
+  if (!why.empty()) throw Error("cannot read '" + path_ + "': " + why);
+  copy.make_read_only();
+  copy_ = std::move(copy);
+  data_ = copy_.data();
   residence_ = FileResidence::kLoaded;
   return true;
 }
@@ -104,12 +93,10 @@ bool MappedFile::load_copy(int fd) {
 MappedFile::~MappedFile() { release(); }
 
 void MappedFile::release() {
-  if (region_) ::munmap(region_, region_size_);
+  if (copy_.data()) copy_ = HugePageBuffer();
   else if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
-  region_ = nullptr;
-  region_size_ = 0;
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
@@ -119,8 +106,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     release();
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
-    region_ = std::exchange(o.region_, nullptr);
-    region_size_ = std::exchange(o.region_size_, 0);
+    copy_ = std::move(o.copy_);
     residence_ = o.residence_;
     path_ = std::move(o.path_);
   }

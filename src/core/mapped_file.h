@@ -15,6 +15,8 @@
 #include <span>
 #include <string>
 
+#include "core/huge_pages.h"
+
 namespace oscar {
 
 enum class FileResidence {
@@ -54,9 +56,7 @@ class MappedFile {
   void release();
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  // The whole anonymous region of a loaded file (data_ is aligned inside it).
-  void* region_ = nullptr;
-  size_t region_size_ = 0;
+  HugePageBuffer copy_;  // the memory of a loaded file
   FileResidence residence_ = FileResidence::kMapped;
   std::string path_;
 };

@@ -1,7 +1,10 @@
 #include "kv/tier_store.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#include "core/error.h"
 
 namespace oscar::kv {
 
@@ -18,23 +21,29 @@ TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n
       n_slots_(ring_slots_ > 0 ? ring_slots_ : n_ctx),
       tiered_(is_quantized(main.type()) && ring == 0 && (sink > 0 || recent > 0)) {
   const size_t heads = (size_t)n_seq * n_head_kv;
-  // Left uninitialised: pages are committed only when written.
-  main_buf_.reset(new uint8_t[heads * n_slots_ * main_.row_bytes()]);
-  if (sink_ > 0) sink_buf_.reset(new uint8_t[heads * sink_ * f16_.row_bytes()]);
-  if (recent_ > 0) ring_buf_.reset(new uint8_t[heads * recent_ * f16_.row_bytes()]);
+  // Pages are committed only when written; decode streams them, hence huge pages.
+  auto allocate = [](size_t bytes) {
+    HugePageBuffer b = HugePageBuffer::allocate(bytes);
+    if (bytes > 0 && !b.data())
+      throw Error("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");
+    return b;
+  };
+  main_buf_ = allocate(heads * n_slots_ * main_.row_bytes());
+  sink_buf_ = allocate(heads * sink_ * f16_.row_bytes());
+  ring_buf_ = allocate(heads * recent_ * f16_.row_bytes());
   q_end_.assign((size_t)n_seq, sink_);
   lo_valid_.assign((size_t)n_seq, 0);
 }
 
 uint8_t* TierStore::main_row(int seq, int head, int pos) const {
   const int slot = ring_slots_ > 0 ? pos % ring_slots_ : pos;
-  return main_buf_.get() + (((size_t)seq * n_head_kv_ + head) * n_slots_ + slot) * main_.row_bytes();
+  return main_buf_.data() + (((size_t)seq * n_head_kv_ + head) * n_slots_ + slot) * main_.row_bytes();
 }
 uint8_t* TierStore::sink_row(int seq, int head, int pos) const {
-  return sink_buf_.get() + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
+  return sink_buf_.data() + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
 }
 uint8_t* TierStore::ring_row(int seq, int head, int pos) const {
-  return ring_buf_.get() + (((size_t)seq * n_head_kv_ + head) * recent_ + pos % recent_) * f16_.row_bytes();
+  return ring_buf_.data() + (((size_t)seq * n_head_kv_ + head) * recent_ + pos % recent_) * f16_.row_bytes();
 }
 
 void TierStore::evict(int seq, int pos) {

@@ -12,9 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "kv/cache_type.h"
 
 namespace oscar::kv {
@@ -66,7 +66,7 @@ class TierStore {
   int n_seq_, n_head_kv_, n_ctx_, sink_, recent_, ring_slots_;
   int n_slots_;  // main-tier rows per (seq, head): n_ctx, or ring
   bool tiered_;
-  std::unique_ptr<uint8_t[]> main_buf_, sink_buf_, ring_buf_;
+  HugePageBuffer main_buf_, sink_buf_, ring_buf_;
   std::vector<int> q_end_;  // per sequence: first position not in sink/main
   std::vector<int> lo_valid_;  // ring mode, per sequence: see first_valid()
 };

@@ -1,0 +1,43 @@
+// Anonymous memory that the kernel may back with 2 MiB transparent huge pages.
+//
+// Streaming reads through 4 KiB pages take a TLB miss every 4 KiB and stop the
+// hardware prefetchers at every page boundary. Decode streams the weights and
+// the KV cache once per token, so both live in memory like this: the region
+// starts on a 2 MiB boundary and is marked MADV_HUGEPAGE (advisory: with THP
+// off it is ordinary memory). Pages are committed when first written, and
+// read as zeros before that.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace oscar {
+
+inline constexpr size_t kHugePageBytes = size_t(2) << 20;
+
+class HugePageBuffer {
+ public:
+  HugePageBuffer() = default;
+  // An empty buffer (data() == nullptr) when `bytes` is 0 or the memory
+  // cannot be mapped.
+  static HugePageBuffer allocate(size_t bytes);
+  ~HugePageBuffer();
+  HugePageBuffer(HugePageBuffer&& o) noexcept;
+  HugePageBuffer& operator=(HugePageBuffer&& o) noexcept;
+  HugePageBuffer(const HugePageBuffer&) = delete;
+  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  // No more writes: the pages become read-only.
+  void make_read_only();
+
+ private:
+  void release();
+  uint8_t* data_ = nullptr;  // aligned to kHugePageBytes inside region_
+  size_t size_ = 0;
+  void* region_ = nullptr;   // the whole mapping
+  size_t region_size_ = 0;
+};
+
+}  // namespace oscar
