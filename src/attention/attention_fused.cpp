@@ -25,14 +25,14 @@ struct Partial {
 // Folds a block of scores (already scaled) into the state; leaves the
 // block's weights exp(s - m_new) in p for the V pass.
 void softmax_update(Partial& st, const float* s, float* p, int n, int d) {
-  float mx = st.m;
-  for (int j = 0; j < n; ++j) mx = std::max(mx, s[j]);
-  const float corr = std::exp(st.m - mx);  // exp(-inf) = 0 on the first block
-  if (corr != 1.0f) {
+  float mx;
+  const float sum = exp_shifted(s, st.m, p, n, &mx);
+  if (mx > st.m) {
+    const float corr = std::exp(st.m - mx);  // exp(-inf) = 0 on the first block
     st.l *= corr;
     for (int i = 0; i < d; ++i) st.acc[i] *= corr;
   }
-  st.l += exp_shifted(s, mx, p, n);
+  st.l += sum;
   st.m = mx;
 }
 

@@ -94,6 +94,9 @@ void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
   out.scale = scale;
 }
 
+// Cached rows stored back to back: a stream worth prefetching (RowBlock).
+bool streamed(const kv::RowCodec& codec, size_t row_stride) { return row_stride == codec.row_bytes(); }
+
 // A SIMD score kernel over all heads of the group, max_heads at a time.
 void score_tiles(const detail::RowKernels& set, detail::ScoreKernel k, const detail::RowBlock& b,
                  const GroupQuery& gq, float scale, float* scores, size_t stride) {
@@ -109,7 +112,7 @@ void accumulate_tiles(detail::AccumulateKernel k, int tile, const detail::RowBlo
   float scratch[detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups];
   for (int j0 = 0; j0 < all.n; j0 += detail::kMaxTileRows) {
     const detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, std::min(detail::kMaxTileRows, all.n - j0),
-                             all.d, all.g};
+                             all.d, all.g, all.streamed};
     for (int h0 = 0; h0 < n_heads; h0 += tile)
       k(b, p + (size_t)h0 * stride + j0, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * all.d, scratch);
   }
@@ -122,7 +125,7 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
   const int d = gq.d;
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
-    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0};
+    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
     const detail::IntRowKernels& integer = simd().integer;
     if (q2 && gq.q2_int && integer.takes_q2(d, b.g, gq.n_heads)) {
       Q2IntQuery& iq = *gq.q2_int;
@@ -148,12 +151,13 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
     if (q2 && integer.accumulates_q2(d, codec.q2_group_size(), n_heads)) {
-      accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads, {rows, row_stride, n_rows, d, codec.q2_group_size()},
-                       p, stride, n_heads, acc);
+      accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads,
+                       {rows, row_stride, n_rows, d, codec.q2_group_size(), streamed(codec, row_stride)}, p, stride, n_heads, acc);
       return;
     }
     accumulate_tiles(q2 ? set->accumulate_q2 : set->accumulate_f16, set->max_heads,
-                     {rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0}, p, stride, n_heads, acc);
+                     {rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)}, p, stride, n_heads,
+                     acc);
     return;
   }
   for (int j = 0; j < n_rows; ++j) {
@@ -187,10 +191,13 @@ void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const
     for (int h = 0; h < n_heads; ++h) kernels::axpy(p[(size_t)h * stride + j], rows + (size_t)j * row_stride, acc + (size_t)h * d, d);
 }
 
-float exp_shifted(const float* s, float m, float* p, int n) {
-  if (simd().narrow.exp_shifted) return simd().narrow.exp_shifted(s, m, p, n);
+float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
+  if (simd().narrow.exp_shifted) return simd().narrow.exp_shifted(s, m, p, n, m_new);
+  float mx = m;
+  for (int j = 0; j < n; ++j) mx = std::max(mx, s[j]);
+  *m_new = mx;
   float sum = 0.0f;
-  for (int j = 0; j < n; ++j) sum += p[j] = std::exp(s[j] - m);
+  for (int j = 0; j < n; ++j) sum += p[j] = std::exp(s[j] - mx);
   return sum;
 }
 

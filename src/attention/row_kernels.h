@@ -46,9 +46,10 @@ void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const Grou
 void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
                          int n_heads, int d, float* acc);
 
-// The softmax weights of a block: p[j] = exp(s[j] - m) for j < n, where
-// every s[j] <= m (m is the running maximum); returns their sum. Vectorised
-// where the CPU allows (a few ulp from std::exp), std::exp otherwise.
-float exp_shifted(const float* s, float m, float* p, int n);
+// The softmax weights of a block against a running maximum m: *m_new =
+// max(m, s[0..n)), p[j] = exp(s[j] - *m_new) for j < n; returns their sum.
+// Vectorised where the CPU allows (a few ulp from std::exp), std::exp
+// otherwise.
+float exp_shifted(const float* s, float m, float* p, int n, float* m_new);
 
 }  // namespace oscar::attention

@@ -100,6 +100,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
   // Rows of the last quad past the block repeat the last row (weight 0).
   const uint8_t* rows[kMaxTileRows];
   for (int j = 0; j < 4 * nq; ++j) rows[j] = b.rows + (size_t)std::min(j, n - 1) * b.stride;
+  prefetch_ahead(b, 0, n);
   alignas(64) float s[kMaxTileRows] = {}, lo[kMaxTileRows] = {};
   alignas(64) int8_t digits[H][kT * kMaxTileRows];
   float step[H], lo_sum[H];

@@ -44,6 +44,7 @@ void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t
   const __m256 out_scale = _mm256_loadu_ps(os);
 
   for (int j = 0; j < b.n; j += 2) {
+    prefetch_ahead(b, j, 2);
     const uint8_t* ra = b.rows + (size_t)j * b.stride;
     const uint8_t* rb = j + 1 < b.n ? ra + b.stride : ra;
     __m512 acc[4];

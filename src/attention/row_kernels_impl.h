@@ -19,7 +19,28 @@ struct RowBlock {
   int n = 0;          // rows
   int d = 0;          // values per row
   int g = 0;          // q2_0 group size (q2 kernels only)
+  // The rows come from memory (cached rows, which decode streams) and lie
+  // back to back (stride = row size): the kernels prefetch ahead.
+  bool streamed = false;
 };
+
+// How far ahead of the row in use kernels prefetch a streamed block. Without
+// it the f16 score kernel ran at half its in-cache speed on rows from memory:
+// the hardware prefetchers did not keep ahead of a loop that is mostly FMAs
+// (bench/RESULTS.md, session 9).
+constexpr size_t kPrefetchBytes = 8192;
+
+// Prefetches the bytes of rows [j, j + n) of b, kPrefetchBytes further on.
+// They may lie past its end (the next block of the same stream; a prefetch of
+// any address is harmless).
+inline void prefetch_ahead(const RowBlock& b, int j, int n) {
+  if (!b.streamed) return;
+  const uintptr_t r = reinterpret_cast<uintptr_t>(b.rows) + (uintptr_t)j * b.stride + kPrefetchBytes;
+  for (size_t o = 0; o < (size_t)n * b.stride; o += 64) {
+    __builtin_prefetch(reinterpret_cast<const void*>(r + o));
+    asm volatile("");  // GCC 12 deletes a loop of nothing but prefetches
+  }
+}
 
 // scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= RowKernels::max_heads
 using ScoreKernel = void (*)(const RowBlock& b, const float* q, int n_heads, float scale, float* scores,
@@ -29,8 +50,8 @@ using ScoreKernel = void (*)(const RowBlock& b, const float* q, int n_heads, flo
 using AccumulateKernel = void (*)(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc,
                                   float* scratch);
 
-// p[j] = exp(s[j] - m) for j < n (every s[j] <= m); returns the sum of p.
-using ExpKernel = float (*)(const float* s, float m, float* p, int n);
+// *m_new = max(m, s[0..n)); p[j] = exp(s[j] - *m_new); returns the sum of p.
+using ExpKernel = float (*)(const float* s, float m, float* p, int n, float* m_new);
 
 struct RowKernels {
   ScoreKernel score_f16 = nullptr, score_q2 = nullptr;

@@ -96,6 +96,7 @@ void score_rows_r(const RowBlock& b, const float* q, float scale, float* scores,
     const uint8_t* r[R];
     #pragma GCC unroll 4
     for (int k = 0; k < R; ++k) r[k] = b.rows + (size_t)std::min(j + k, b.n - 1) * b.stride;
+    prefetch_ahead(b, j, R);
     typename V::F a[H * R];  // head h, row k at h * R + k
     #pragma GCC unroll 16
     for (int i = 0; i < H * R; ++i) a[i] = V::zero();
@@ -230,6 +231,7 @@ inline void accumulate_float_chunks(const RowBlock& b, const float* p, size_t ps
   const uint8_t* r = b.rows;
   int j = 0;
   for (; j + 2 <= n; j += 2, r += 2 * b.stride) {
+    if (i == 0) prefetch_ahead(b, j, 2);  // later column chunks find the rows in cache
     typename V::F x0[C], x1[C];
     #pragma GCC unroll 16
     for (int k = 0; k < C; ++k) {
@@ -352,17 +354,30 @@ inline __m256 exp_nonpositive(__m256 x) {
   return _mm256_andnot_ps(underflow, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
 }
 
-float exp_shifted(const float* s, float m, float* p, int n) {
-  const __m256 vm = _mm256_set1_ps(m);
-  __m256 sum = _mm256_setzero_ps();
+inline float hmax8(__m256 v) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+}
+
+float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
+  // The block's maximum first, 8 lanes at a time: a scalar max chain cost as
+  // much as the exponentials.
+  __m256 vmax = _mm256_set1_ps(m);
   int j = 0;
-  for (; j + 8 <= n; j += 8) {
+  for (; j + 8 <= n; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(s + j));
+  float mx = hmax8(vmax);
+  for (; j < n; ++j) mx = std::max(mx, s[j]);
+  *m_new = mx;
+  const __m256 vm = _mm256_set1_ps(mx);
+  __m256 sum = _mm256_setzero_ps();
+  for (j = 0; j + 8 <= n; j += 8) {
     const __m256 y = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
     _mm256_storeu_ps(p + j, y);
     sum = _mm256_add_ps(sum, y);
   }
   float total = hsum8(sum);
-  for (; j < n; ++j) total += p[j] = std::exp(s[j] - m);
+  for (; j < n; ++j) total += p[j] = std::exp(s[j] - mx);
   return total;
 }
 

@@ -345,6 +345,17 @@ TEST(RowKernels, OtherTypesUseTheGenericPath) {
     check(t, 128, 0, 3, 9, rng);
 }
 
+void check_exp(const std::vector<float>& s, const std::vector<float>& p, float m, float sum, int n) {
+  double want_sum = 0;
+  for (int j = 0; j < n; ++j) {
+    const double want = std::exp((double)(s[(size_t)j] - m));  // the float difference, as the kernel forms it
+    want_sum += want;
+    // Results below float's normal range may flush to 0.
+    ASSERT_NEAR(p[(size_t)j], want, 4e-7 * want + 1.2e-38) << "n=" << n << " s-m=" << s[(size_t)j] - m;
+  }
+  EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << n;
+}
+
 TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
   std::mt19937 rng(8);
   std::uniform_real_distribution<float> u(-95.0f, 5.0f);
@@ -354,18 +365,15 @@ TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
     if (n > 1) s[0] = -INFINITY;  // a masked score
     float m = -INFINITY;
     for (float v : s) m = std::max(m, v);
-    const float sum = exp_shifted(s.data(), m, p.data(), n);
-    double want_sum = 0;
-    for (int j = 0; j < n; ++j) {
-      const double want = std::exp((double)(s[(size_t)j] - m));  // the float difference, as the kernel forms it
-      want_sum += want;
-      // Results below float's normal range may flush to 0.
-      ASSERT_NEAR(p[(size_t)j], want, 4e-7 * want + 1.2e-38) << "n=" << n << " s-m=" << s[(size_t)j] - m;
+    // The running maximum comes in below, at or above the block's.
+    for (float m_in : {-INFINITY, m - 1.0f, m, m + 2.5f}) {
+      float m_new = NAN;
+      const float sum = exp_shifted(s.data(), m_in, p.data(), n, &m_new);
+      ASSERT_EQ(m_new, std::max(m, m_in)) << n;
+      check_exp(s, p, m_new, sum, n);
     }
-    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << n;
   }
 }
-
 TEST(RowKernels, ShapesTheSimdKernelsTake) {
   detail::RowKernels k;
   k.score_f16 = k.score_q2 = [](const detail::RowBlock&, const float*, int, float, float*, size_t) {};
