@@ -150,14 +150,12 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
-    if (q2 && integer.accumulates_q2(d, codec.q2_group_size(), n_heads)) {
-      accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads,
-                       {rows, row_stride, n_rows, d, codec.q2_group_size(), streamed(codec, row_stride)}, p, stride, n_heads, acc);
+    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
+    if (q2 && integer.accumulates_q2(d, b.g, n_heads)) {
+      accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads, b, p, stride, n_heads, acc);
       return;
     }
-    accumulate_tiles(q2 ? set->accumulate_q2 : set->accumulate_f16, set->max_heads,
-                     {rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)}, p, stride, n_heads,
-                     acc);
+    accumulate_tiles(q2 ? set->accumulate_q2 : set->accumulate_f16, set->max_heads, b, p, stride, n_heads, acc);
     return;
   }
   for (int j = 0; j < n_rows; ++j) {

@@ -21,7 +21,7 @@ HugePageBuffer HugePageBuffer::allocate(size_t bytes) {
   b.data_ = static_cast<uint8_t*>(h);
   b.size_ = bytes;
   return b;
-#endif
+#else
   // The data starts on a huge-page boundary and its end is rounded up to one,
   // so that its last part can be a huge page too; the slack is never touched
   // and costs only address space.
@@ -37,6 +37,7 @@ HugePageBuffer HugePageBuffer::allocate(size_t bytes) {
   b.data_ = aligned;
   b.size_ = bytes;
   return b;
+#endif
 }
 
 HugePageBuffer::~HugePageBuffer() { release(); }
