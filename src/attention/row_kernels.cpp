@@ -101,8 +101,11 @@ bool streamed(const kv::RowCodec& codec, size_t row_stride) { return row_stride 
 void score_tiles(const detail::RowKernels& set, detail::ScoreKernel k, const detail::RowBlock& b,
                  const GroupQuery& gq, float scale, float* scores, size_t stride) {
   const int tile = set.max_heads;
-  for (int h0 = 0; h0 < gq.n_heads; h0 += tile)
-    k(b, gq.q + (size_t)h0 * b.d, std::min(tile, gq.n_heads - h0), scale, scores + (size_t)h0 * stride, stride);
+  detail::RowBlock bt = b;
+  for (int h0 = 0; h0 < gq.n_heads; h0 += tile) {
+    k(bt, gq.q + (size_t)h0 * b.d, std::min(tile, gq.n_heads - h0), scale, scores + (size_t)h0 * stride, stride);
+    bt.streamed = false;  // the first tile brought the rows into cache
+  }
 }
 
 // A SIMD accumulate kernel over `all`'s rows in blocks of at most
@@ -111,10 +114,12 @@ void accumulate_tiles(detail::AccumulateKernel k, int tile, const detail::RowBlo
                       int n_heads, float* acc) {
   float scratch[detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups];
   for (int j0 = 0; j0 < all.n; j0 += detail::kMaxTileRows) {
-    const detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, std::min(detail::kMaxTileRows, all.n - j0),
-                             all.d, all.g, all.streamed};
-    for (int h0 = 0; h0 < n_heads; h0 += tile)
+    detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, std::min(detail::kMaxTileRows, all.n - j0),
+                       all.d, all.g, all.streamed};
+    for (int h0 = 0; h0 < n_heads; h0 += tile) {
       k(b, p + (size_t)h0 * stride + j0, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * all.d, scratch);
+      b.streamed = false;  // the first tile brought the rows into cache
+    }
   }
 }
 
