@@ -63,6 +63,14 @@ void HugePageBuffer::make_read_only() {
   if (region_ && region_size_ > 0) ::mprotect(region_, region_size_, PROT_READ);
 }
 
+void HugePageBuffer::commit() {
+  // One write per 4 KiB page: a huge page faults in at its first, and the
+  // rest are plain stores. The value written is the one already there.
+  constexpr size_t kSmallPage = 4096;
+  volatile uint8_t* p = data_;
+  for (size_t off = 0; off < size_; off += kSmallPage) p[off] = 0;
+}
+
 void HugePageBuffer::release() {
   if (region_ && region_size_ > 0) ::munmap(region_, region_size_);
   else if (region_) ::operator delete(region_, std::align_val_t(kHugePageBytes));

@@ -4,8 +4,8 @@
 // hardware prefetchers at every page boundary. Decode streams the weights and
 // the KV cache once per token, so both live in memory like this: the region
 // starts on a 2 MiB boundary and is marked MADV_HUGEPAGE (advisory: with THP
-// off it is ordinary memory). Pages are committed when first written, and
-// read as zeros before that.
+// off it is ordinary memory). The memory reads as zeros. Its pages are
+// committed when first written, or all at once by commit().
 #pragma once
 
 #include <cstddef>
@@ -31,6 +31,11 @@ class HugePageBuffer {
   size_t size() const { return size_; }
   // No more writes: the pages become read-only.
   void make_read_only();
+  // Commits every page now. A first write to a huge page can cost
+  // milliseconds (the kernel may compact memory to find 2 MiB, then zeroes
+  // it); a buffer filled a little at a time, like the KV cache during
+  // decode, pays that at start-up instead of in the middle of a token.
+  void commit();
 
  private:
   void release();

@@ -21,11 +21,15 @@ TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n
       n_slots_(ring_slots_ > 0 ? ring_slots_ : n_ctx),
       tiered_(is_quantized(main.type()) && ring == 0 && (sink > 0 || recent > 0)) {
   const size_t heads = (size_t)n_seq * n_head_kv;
-  // Pages are committed only when written; decode streams them, hence huge pages.
+  // Decode streams the tiers, hence huge pages. They are committed now:
+  // faulting them in as positions arrive cost qwen3-0.6b about 1 ms per
+  // decoded token (bench/RESULTS.md, session 10), and a cache that does not
+  // fit should fail here, not in the middle of a request.
   auto allocate = [](size_t bytes) {
     HugePageBuffer b = HugePageBuffer::allocate(bytes);
     if (bytes > 0 && !b.data())
       throw Error("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");
+    b.commit();
     return b;
   };
   main_buf_ = allocate(heads * n_slots_ * main_.row_bytes());
