@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/prefetch.h"
+
 namespace oscar::attention::detail {
 
 constexpr int kMaxGroups = 16;    // q2 groups per row the SIMD kernels take (d / g)
@@ -35,11 +37,7 @@ constexpr size_t kPrefetchBytes = 8192;
 // any address is harmless).
 inline void prefetch_ahead(const RowBlock& b, int j, int n) {
   if (!b.streamed) return;
-  const uintptr_t r = reinterpret_cast<uintptr_t>(b.rows) + (uintptr_t)j * b.stride + kPrefetchBytes;
-  for (size_t o = 0; o < (size_t)n * b.stride; o += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(r + o));
-    asm volatile("");  // GCC 12 deletes a loop of nothing but prefetches
-  }
+  prefetch_lines(b.rows + (size_t)j * b.stride + kPrefetchBytes, (size_t)n * b.stride);
 }
 
 // scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= RowKernels::max_heads
