@@ -1,10 +1,13 @@
 #include "kernels/roofline.h"
 
+#include "core/error.h"
+#include "core/huge_pages.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <memory>
+#include <string>
 #include <vector>
 
 namespace oscar::kernels {
@@ -39,7 +42,11 @@ double fma_scalar(long iters) {
 
 double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t bytes, int reps) {
   const size_t n = bytes / sizeof(float);
-  std::unique_ptr<float[]> buf(new float[n]);
+  // The same memory as the loaded weights and the KV cache (huge pages), so
+  // that the probe is not slowed by TLB misses the engine does not have.
+  HugePageBuffer mem = HugePageBuffer::allocate(n * sizeof(float));
+  require(mem.data() != nullptr, "roofline: cannot allocate " + std::to_string(bytes >> 20) + " MiB to measure bandwidth");
+  auto* buf = reinterpret_cast<float*>(mem.data());
   // Touch every page from the thread that will read it (first-touch placement).
   pool.parallel_for(n, 1 << 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) buf[i] = (float)(i & 7) * 0.125f;
@@ -56,7 +63,7 @@ double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t b
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
     pool.parallel_for(n, 1 << 16, [&](size_t b, size_t e) {
-      double s = sum(buf.get() + b, e - b);
+      double s = sum(buf + b, e - b);
       double cur = sink.load();
       sink.store(cur + s);
     });
