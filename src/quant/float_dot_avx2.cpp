@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/fp16.h"
 #include "quant/blocks_legacy.h"
 
 namespace oscar::quant {
@@ -76,6 +77,22 @@ void panel(int64_t kc, const void* w, size_t ws, int nr, const float* xp, size_t
 }
 
 }  // namespace
+
+void quantize_f16_f16c(const float* src, void* dst, int64_t n) {
+  auto* y = static_cast<uint16_t*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) y[i] = f32_to_fp16(src[i]);
+}
+
+void dequantize_f16_f16c(const void* src, float* dst, int64_t n) {
+  const auto* x = static_cast<const uint16_t*>(src);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, V::load_f16(x + i));
+  for (; i < n; ++i) dst[i] = fp16_to_f32(x[i]);
+}
 
 const FloatKernelSet& float_kernels_avx2() {
   static const FloatKernelSet k = {{dot<kF32>, dot<kF16>, dot<kBF16>},

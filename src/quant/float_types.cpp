@@ -92,9 +92,17 @@ void register_float_types(QuantTraits* table, bool* present, const CpuFeatures& 
     DequantizeRowFn deq;
     QuantizeRowFn q;
   };
+  DequantizeRowFn deq_f16 = dequantize_f16;
+  QuantizeRowFn q_f16 = quantize_f16;
+#if defined(OSCAR_X86)
+  if (cpu.has_avx2_family()) {
+    deq_f16 = dequantize_f16_f16c;
+    q_f16 = quantize_f16_f16c;
+  }
+#endif
   const Row rows[] = {
       {TensorType::F32, kF32, copy_f32, copy_f32_q},
-      {TensorType::F16, kF16, dequantize_f16, quantize_f16},
+      {TensorType::F16, kF16, deq_f16, q_f16},
       {TensorType::BF16, kBF16, dequantize_bf16, quantize_bf16},
   };
   for (const Row& r : rows) {

@@ -236,6 +236,61 @@ TEST(FloatPanel, PackedActivationLayout) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(dst[i], want[i]) << i;
 }
 
+#if defined(OSCAR_X86)
+// F32 bit patterns that cover every branch of the scalar conversion: normal
+// halves and their rounding ties, overflow to infinity, subnormal results
+// and their ties, values that round to zero, infinities and NaNs, both signs.
+std::vector<float> f16_conversion_cases() {
+  std::vector<uint32_t> bits = {0x00000000u, 0x33000000u, 0x33000001u, 0x337fffffu, 0x33800000u,
+                                0x387fffffu, 0x38800000u, 0x38800fffu, 0x38801000u, 0x38803000u,
+                                0x3f800000u, 0x3f801000u, 0x3f803000u, 0x477fe000u, 0x477fefffu,
+                                0x477ff000u, 0x7f7fffffu, 0x7f800000u};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> any;
+  for (int i = 0; i < 20000; ++i) bits.push_back(any(rng) & 0x7fffffffu);
+  // Exponents near the half range, where rounding decides the result.
+  for (int i = 0; i < 20000; ++i) bits.push_back(((0x66u + any(rng) % 0x30u) << 23) | (any(rng) & 0x7fffffu));
+  std::vector<float> x;
+  for (uint32_t b : bits) {
+    float f, g;
+    std::memcpy(&f, &b, 4);
+    const uint32_t nb = b | 0x80000000u;
+    std::memcpy(&g, &nb, 4);
+    x.push_back(f);
+    x.push_back(g);
+  }
+  return x;
+}
+
+TEST(FloatConversion, F16cRowsMatchTheScalarConversionBitForBit) {
+  if (!detect_cpu().has_avx2_family()) GTEST_SKIP() << "no F16C";
+  const std::vector<float> x = f16_conversion_cases();
+  const int64_t n = (int64_t)x.size() - 3;  // not a multiple of 8: the scalar tail runs too
+  std::vector<uint16_t> want((size_t)n), got((size_t)n);
+  for (int64_t i = 0; i < n; ++i) want[(size_t)i] = f32_to_fp16(x[(size_t)i]);
+  quantize_f16_f16c(x.data(), got.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const bool nan = std::isnan(x[(size_t)i]);
+    if (nan) EXPECT_TRUE(std::isnan(fp16_to_f32(got[(size_t)i]))) << i;
+    else ASSERT_EQ(got[(size_t)i], want[(size_t)i]) << "f32 " << x[(size_t)i];
+  }
+  // Every half back to f32, also bit for bit.
+  std::vector<uint16_t> h(65536 + 5);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = (uint16_t)i;
+  std::vector<float> back(h.size());
+  dequantize_f16_f16c(h.data(), back.data(), (int64_t)h.size());
+  for (size_t i = 0; i < h.size(); ++i) {
+    const float r = fp16_to_f32(h[i]);
+    if (std::isnan(r)) EXPECT_TRUE(std::isnan(back[i])) << i;
+    else ASSERT_EQ(std::memcmp(&back[i], &r, 4), 0) << "half " << i;
+  }
+  // The traits of a detected CPU use them.
+  const QuantTable table(detect_cpu());
+  EXPECT_EQ(table.get(TensorType::F16).quantize, &quantize_f16_f16c);
+  EXPECT_EQ(table.get(TensorType::F16).dequantize, &dequantize_f16_f16c);
+}
+#endif
+
 TEST(FloatDispatch, DefaultCpuIsScalarAndDetectedCpuPicksBest) {
   for (TensorType t : kTypes) {
     EXPECT_STREQ(traits(t).dot_impl, "scalar");
