@@ -1,5 +1,7 @@
 // GEMV (decode) and GEMM (prefill, 512 columns) per weight type at the FFN
-// shapes of Qwen3-4B (2560x9728 and 9728x2560), one thread and all threads.
+// shapes of Qwen3-4B (2560x9728 and 9728x2560), one thread and all threads;
+// and the layer GEMVs of a whole decode step (decode_gemvs/...), whose many
+// small parallel regions stream less well than one big matrix.
 // Each result carries GB/s of weight bytes and GFLOP/s; the memory read
 // bandwidth and FMA peak measured in the same run are printed first and
 // attached as counters, so ratios come from one run on one (noisy) machine.
@@ -14,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "kernels/matmul.h"
 #include "kernels/roofline.h"
 
@@ -86,6 +89,67 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
   state.SetLabel(q->dot_impl);
 }
 
+// The per-layer GEMVs of one decode step in the order the forward pass runs
+// them: Q/K/V from one input, the output projection, gate/up from one input,
+// down. All Q4_K, the layers' weights back to back in huge pages like a
+// loaded model (far more bytes than the caches hold).
+void BM_DecodeGemvs(benchmark::State& state, int n_layer, int64_t n_embd, int64_t q_width, int64_t kv_width,
+                    int64_t n_ff, int threads) {
+  Env& e = env();
+  const quant::QuantTraits* q = &e.table.get(TensorType::Q4_K);
+  struct Shape {
+    int64_t rows, cols;
+  };
+  const Shape shapes[] = {{q_width, n_embd}, {kv_width, n_embd}, {kv_width, n_embd}, {n_embd, q_width},
+                          {n_ff, n_embd},    {n_ff, n_embd},     {n_embd, n_ff}};
+  size_t layer_bytes = 0;
+  for (const Shape& s : shapes) layer_bytes += *row_bytes(TensorType::Q4_K, (uint64_t)s.cols) * (size_t)s.rows;
+  HugePageBuffer mem = HugePageBuffer::allocate(layer_bytes * (size_t)n_layer);
+  if (!mem.data()) {
+    state.SkipWithError("cannot allocate the weights");
+    return;
+  }
+  // One quantized random row, copied everywhere: the data does not change
+  // the speed of a k-quant dot.
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 1);
+  const int64_t widest = std::max({n_embd, q_width, n_ff});
+  std::vector<float> tmp((size_t)widest);
+  for (auto& v : tmp) v = nd(rng);
+  std::vector<uint8_t> row(*row_bytes(TensorType::Q4_K, (uint64_t)widest));
+  q->quantize(tmp.data(), row.data(), widest);
+  std::vector<WeightMatrix> w;
+  size_t off = 0;
+  for (int l = 0; l < n_layer; ++l)
+    for (const Shape& s : shapes) {
+      const size_t rb = *row_bytes(TensorType::Q4_K, (uint64_t)s.cols);
+      for (int64_t r = 0; r < s.rows; ++r) std::copy(row.begin(), row.begin() + (long)rb, mem.data() + off + r * rb);
+      w.push_back({q, mem.data() + off, s.rows, s.cols, rb});
+      off += rb * (size_t)s.rows;
+    }
+  std::vector<float> x((size_t)widest, 0.5f), qo((size_t)q_width), ko((size_t)kv_width), vo((size_t)kv_width),
+      a((size_t)n_ff), b((size_t)n_ff), y((size_t)n_embd);
+  ThreadPool pool(threads);
+  MatmulScratch scratch;
+  for (auto _ : state) {
+    for (int l = 0; l < n_layer; ++l) {
+      const WeightMatrix* lw = &w[(size_t)l * 7];
+      const MatmulOutput qkv[3] = {{&lw[0], qo.data(), 0}, {&lw[1], ko.data(), 0}, {&lw[2], vo.data(), 0}};
+      matmul_shared_input(qkv, 3, x.data(), (size_t)n_embd, 1, pool, scratch);
+      matmul(lw[3], qo.data(), (size_t)q_width, 1, y.data(), (size_t)n_embd, pool, scratch);
+      const MatmulOutput gate_up[2] = {{&lw[4], a.data(), 0}, {&lw[5], b.data(), 0}};
+      matmul_shared_input(gate_up, 2, x.data(), (size_t)n_embd, 1, pool, scratch);
+      matmul(lw[6], a.data(), (size_t)n_ff, 1, y.data(), (size_t)n_embd, pool, scratch);
+    }
+    benchmark::ClobberMemory();
+  }
+  const Roofline& roof = threads == 1 ? e.roof_one : e.roof_all;
+  state.counters["GB/s"] =
+      benchmark::Counter((double)layer_bytes * n_layer, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bw_GB/s"] = roof.read_gbps;
+  state.SetLabel(q->dot_impl);
+}
+
 void register_all() {
   const int all = (int)std::max(1u, std::thread::hardware_concurrency());
   const TensorType types[] = {TensorType::F16, TensorType::Q8_0, TensorType::Q4_K,
@@ -102,6 +166,14 @@ void register_all() {
           b->Unit(benchmark::kMillisecond)->UseRealTime();
           if (n > 1) b->Iterations(2);
         }
+  // qwen3-0.6b and qwen3-4b layer shapes.
+  for (int th : {1, all}) {
+    const std::string t = "/t" + std::to_string(th);
+    benchmark::RegisterBenchmark(("decode_gemvs/qwen3_0.6b" + t).c_str(), BM_DecodeGemvs, 28, 1024, 2048, 1024,
+                                 3072, th)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("decode_gemvs/qwen3_4b" + t).c_str(), BM_DecodeGemvs, 36, 2560, 4096, 1024,
+                                 9728, th)->Unit(benchmark::kMillisecond)->UseRealTime();
+  }
 }
 
 }  // namespace
