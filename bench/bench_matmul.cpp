@@ -46,7 +46,7 @@ Env& env() {
 }
 
 void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols,
-               int threads) {
+               int threads, bool cached) {
   Env& e = env();
   const quant::QuantTraits* q = e.table.find(t);
   if (!q) {
@@ -57,7 +57,8 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
   std::vector<uint8_t> wq(rb * (size_t)rows);
   // Decode reads weights from DRAM, not from cache: GEMV rotates through
   // enough copies of the matrix (>= 512 MiB) that none is cached when reused.
-  const size_t copies = n_cols == 1 ? std::max<size_t>(1, (512u << 20) / wq.size()) : 1;
+  // A cached GEMV (the matrix in L2) shows the kernel's compute ceiling.
+  const size_t copies = n_cols == 1 && !cached ? std::max<size_t>(1, (512u << 20) / wq.size()) : 1;
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0, 1);
   std::vector<float> tmp((size_t)cols);
@@ -162,10 +163,19 @@ void register_all() {
           const std::string name = std::string(n == 1 ? "gemv/" : "gemm512/") + type_name(t) +
                                    "/" + std::to_string(s[0]) + "x" + std::to_string(s[1]) +
                                    "/t" + std::to_string(th);
-          auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, t, s[0], s[1], n, th);
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, t, s[0], s[1], n, th, false);
           b->Unit(benchmark::kMillisecond)->UseRealTime();
           if (n > 1) b->Iterations(2);
         }
+  // Compute ceilings: a 256 KiB-ish matrix per thread that stays in L2.
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
+    for (int th : {1, all}) {
+      const std::string name = std::string("gemv_cached/") + type_name(t) + "/" + std::to_string(256 * th) +
+                               "x2560/t" + std::to_string(th);
+      benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, t, 256 * th, 2560, 1, th, true)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   // qwen3-0.6b and qwen3-4b layer shapes.
   for (int th : {1, all}) {
     const std::string t = "/t" + std::to_string(th);
