@@ -195,6 +195,7 @@ void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const
 }
 
 float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
+  if (simd().wide.exp_shifted) return simd().wide.exp_shifted(s, m, p, n, m_new);
   if (simd().narrow.exp_shifted) return simd().narrow.exp_shifted(s, m, p, n, m_new);
   float mx = m;
   for (int j = 0; j < n; ++j) mx = std::max(mx, s[j]);

@@ -374,6 +374,44 @@ TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
     }
   }
 }
+// The same for the exp kernel of every SIMD set this CPU has, called
+// directly (the test above sees only the one the dispatch picks).
+TEST(RowKernels, EverySimdSetsExpShiftedIsWithinAFewUlpOfStdExp) {
+#if defined(OSCAR_X86)
+  std::vector<std::pair<const char*, detail::RowKernels>> sets;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    sets.emplace_back("avx2", detail::avx2_row_kernels());
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq")) {
+      sets.emplace_back("avx512", detail::avx512_row_kernels());
+      sets.emplace_back("avx512-narrow", detail::avx512_narrow_row_kernels());
+    }
+  }
+  if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-95.0f, 5.0f);
+  for (const auto& [name, set] : sets) {
+    ASSERT_NE(set.exp_shifted, nullptr) << name;
+    for (int n : {1, 7, 8, 15, 16, 17, 32, 33, 1000}) {
+      std::vector<float> s((size_t)n), p((size_t)n + 1, -1.0f);
+      for (auto& v : s) v = u(rng);
+      if (n > 1) s[0] = -INFINITY;
+      float m = -INFINITY;
+      for (float v : s) m = std::max(m, v);
+      for (float m_in : {-INFINITY, m - 1.0f, m, m + 2.5f}) {
+        float m_new = NAN;
+        const float sum = set.exp_shifted(s.data(), m_in, p.data(), n, &m_new);
+        ASSERT_EQ(m_new, std::max(m, m_in)) << name << " n=" << n;
+        check_exp(s, p, m_new, sum, n);
+        EXPECT_EQ(p[(size_t)n], -1.0f) << name << ": wrote past the end, n=" << n;
+      }
+    }
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
 TEST(RowKernels, ShapesTheSimdKernelsTake) {
   detail::RowKernels k;
   k.score_f16 = k.score_q2 = [](const detail::RowBlock&, const float*, int, float, float*, size_t) {};
