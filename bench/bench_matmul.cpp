@@ -183,6 +183,10 @@ void register_all() {
                                  3072, th)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(("decode_gemvs/qwen3_4b" + t).c_str(), BM_DecodeGemvs, 36, 2560, 4096, 1024,
                                  9728, th)->Unit(benchmark::kMillisecond)->UseRealTime();
+    // Two layers stay in L3: the cost of the parallel regions without
+    // waiting on memory (compare t1 and t2).
+    benchmark::RegisterBenchmark(("decode_gemvs_cached/qwen3_0.6b_2_layers" + t).c_str(), BM_DecodeGemvs, 2, 1024,
+                                 2048, 1024, 3072, th)->Unit(benchmark::kMillisecond)->UseRealTime();
   }
 }
 
