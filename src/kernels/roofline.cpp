@@ -1,14 +1,14 @@
 #include "kernels/roofline.h"
 
-#include "core/error.h"
-#include "core/huge_pages.h"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "core/error.h"
+#include "core/huge_pages.h"
 
 namespace oscar::kernels {
 
@@ -45,7 +45,8 @@ double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t b
   // The same memory as the loaded weights and the KV cache (huge pages), so
   // that the probe is not slowed by TLB misses the engine does not have.
   HugePageBuffer mem = HugePageBuffer::allocate(n * sizeof(float));
-  require(mem.data() != nullptr, "roofline: cannot allocate " + std::to_string(bytes >> 20) + " MiB to measure bandwidth");
+  require(mem.data() != nullptr,
+          "roofline: cannot allocate " + std::to_string(bytes >> 20) + " MiB to measure bandwidth");
   auto* buf = reinterpret_cast<float*>(mem.data());
   // Touch every page from the thread that will read it (first-touch placement).
   pool.parallel_for(n, 1 << 16, [&](size_t b, size_t e) {
