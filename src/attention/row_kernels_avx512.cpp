@@ -28,6 +28,19 @@ struct Vec16 {
   static F bcast(const float* p) { return _mm512_set1_ps(*p); }
   static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  // For exp_nonpositive and exp_shifted (a decode block of 32 scores is two
+  // vectors here instead of four).
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F fnma(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+  static F round(F x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static F times_pow2_where(F y, F n, F x, float lo) {  // one masked multiply
+    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ), y, _mm512_castsi512_ps(e));
+  }
+  static float hsum(F v) { return _mm512_reduce_add_ps(v); }
+  static float hmax(F v) { return _mm512_reduce_max_ps(v); }
   // Eight lane sums by a transposing tree: halves, then sum_halves8;
   // about 3 shuffles and adds per sum against 8 for a reduction of each
   // vector on its own.
@@ -50,61 +63,9 @@ struct Vec16 {
   }
 };
 
-// exp(x) for x <= 0, 16 lanes: the same range reduction and polynomial as
-// the 8-lane exp_nonpositive of row_kernels_simd.h, so both give the same
-// values; lanes below float's range give 0.
-__m512 exp_nonpositive16(__m512 x) {
-  const __m512 lowest = _mm512_set1_ps(-87.3365447f);
-  const __mmask16 in_range = _mm512_cmp_ps_mask(x, lowest, _CMP_GE_OQ);
-  x = _mm512_max_ps(x, lowest);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_maskz_mul_ps(in_range, y, _mm512_castsi512_ps(e));
-}
-
-// The softmax weights of a block (see exp_shifted in row_kernels.h), 16
-// lanes at a time: a decode block of 32 scores is two vectors instead of
-// four, and the exponentials were about a tenth of q2_0 attention.
-float exp_shifted16(const float* s, float m, float* p, int n, float* m_new) {
-  __m512 vmax = _mm512_set1_ps(m);
-  int j = 0;
-  for (; j + 16 <= n; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(s + j));
-  float mx = _mm512_reduce_max_ps(vmax);
-  for (; j < n; ++j) mx = std::max(mx, s[j]);
-  *m_new = mx;
-  const __m512 vm = _mm512_set1_ps(mx);
-  __m512 sum = _mm512_setzero_ps();
-  for (j = 0; j + 16 <= n; j += 16) {
-    const __m512 y = exp_nonpositive16(_mm512_sub_ps(_mm512_loadu_ps(s + j), vm));
-    _mm512_storeu_ps(p + j, y);
-    sum = _mm512_add_ps(sum, y);
-  }
-  if (j < n) {  // the tail as masked lanes, not a scalar loop
-    const __mmask16 k = (__mmask16)((1u << (n - j)) - 1);
-    const __m512 y = _mm512_maskz_mov_ps(k, exp_nonpositive16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), vm)));
-    _mm512_mask_storeu_ps(p + j, k, y);
-    sum = _mm512_add_ps(sum, y);
-  }
-  return _mm512_reduce_add_ps(sum);
-}
-
 }  // namespace
 
-RowKernels avx512_row_kernels() {
-  RowKernels k = simd_kernels<Vec16, 8>();
-  k.exp_shifted = exp_shifted16;
-  return k;
-}
+RowKernels avx512_row_kernels() { return simd_kernels<Vec16, 8>(); }
 RowKernels avx512_narrow_row_kernels() { return simd_kernels<Vec8, 8>(); }
 
 }  // namespace oscar::attention::detail

@@ -35,6 +35,16 @@ inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
 }
 
+// The group scales of rows a and b (group headers at ca and cb) in the
+// lanes of their halves, and their offsets in lane 0 of each half (the lane
+// sums then add each offset term once).
+inline __m512 pair_scales(const uint8_t* ca, const uint8_t* cb) {
+  return _mm512_insertf32x8(_mm512_set1_ps(f16_at(ca)), _mm256_set1_ps(f16_at(cb)), 1);
+}
+inline __m512 pair_offsets(const uint8_t* ca, const uint8_t* cb) {
+  return _mm512_insertf32x4(_mm512_castps128_ps512(_mm_set_ss(f16_at(ca + 2))), _mm_set_ss(f16_at(cb + 2)), 2);
+}
+
 template <int H>
 void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t ss) {
   const int d = b.d, g = b.g, qn = g / 4, ng = d / g, nc = qn / 32;
@@ -75,8 +85,7 @@ void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t
       }
       // Per lane: (digit sums in base 256) * s + lo * sum(q) / step in lane 0
       // of each row's half (the lane sums add it once).
-      const __m512 s = _mm512_insertf32x8(_mm512_set1_ps(f16_at(ca)), _mm256_set1_ps(f16_at(cb)), 1);
-      const __m512 lo = _mm512_insertf32x4(_mm512_castps128_ps512(_mm_set_ss(f16_at(ca + 2))), _mm_set_ss(f16_at(cb + 2)), 2);
+      const __m512 s = pair_scales(ca, cb), lo = pair_offsets(ca, cb);
 #pragma GCC unroll 8
       for (int h = 0; h < H; ++h) {
         __m512 v = _mm512_cvtepi32_ps(dot[h][0]);
@@ -165,9 +174,7 @@ void score_q2_int_horner(const RowBlock& b, const Q2IntView& q, float* scores, s
       for (int p = 0; p < RP; ++p) {
         const uint8_t* ca = r[2 * p] + gi * gb;
         const uint8_t* cb = r[2 * p + 1] + gi * gb;
-        const __m512 s = _mm512_insertf32x8(_mm512_set1_ps(f16_at(ca)), _mm256_set1_ps(f16_at(cb)), 1);
-        const __m512 lo =
-            _mm512_insertf32x4(_mm512_castps128_ps512(_mm_set_ss(f16_at(ca + 2))), _mm_set_ss(f16_at(cb + 2)), 2);
+        const __m512 s = pair_scales(ca, cb), lo = pair_offsets(ca, cb);
 #pragma GCC unroll 4
         for (int h = 0; h < H; ++h) {
           acc[p][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[p][h]), s, acc[p][h]);

@@ -43,13 +43,6 @@
 namespace oscar::attention::detail {
 namespace {
 
-inline float hsum8(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 struct Vec8 {
   using F = __m256;
   using I = __m256i;
@@ -61,6 +54,28 @@ struct Vec8 {
   static F bcast(const float* p) { return _mm256_broadcast_ss(p); }
   static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  // For exp_nonpositive and exp_shifted:
+  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  static F fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a * b
+  static F round(F x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // y * 2^n (n integral, in the normal exponent range) where x >= lo, else
+  // (and where x is NaN) 0.
+  static F times_pow2_where(F y, F n, F x, float lo) {
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(lo), _CMP_GE_OQ), _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
+  }
+  static float hsum(F v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  }
+  static float hmax(F v) {
+    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+  }
   // Eight lane sums by a transposing tree: far fewer shuffles than eight hsums.
   static void sums8(const F* v, float* out) {
     const __m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
@@ -334,49 +349,46 @@ void accumulate_q2_h(const RowBlock& b, const float* p, size_t ps, float* acc, f
 // exp(x) for x <= 0: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so r
 // is exact), exp(r) by the minimax polynomial of Cephes' expf, times 2^n
 // built in the exponent field. Below -87.3 (2^-126) the result is 0, like a
-// float exp that has underflowed; within a few ulp of std::exp elsewhere.
-inline __m256 exp_nonpositive(__m256 x) {
-  const __m256 lowest = _mm256_set1_ps(-87.3365447f);
-  const __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
-  x = _mm256_max_ps(x, lowest);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 y = _mm256_set1_ps(1.9875691500e-4f);
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
-  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(underflow, _mm256_mul_ps(y, _mm256_castsi256_ps(e)));
+// float exp that has underflowed (and so is a NaN); within a few ulp of
+// std::exp elsewhere.
+template <class V>
+inline typename V::F exp_nonpositive(typename V::F x) {
+  using F = typename V::F;
+  constexpr float kLowest = -87.3365447f;
+  const F xc = V::max(x, V::set1(kLowest));
+  const F n = V::round(V::mul(xc, V::set1(1.44269504088896341f)));
+  F r = V::fnma(n, V::set1(0.693359375f), xc);
+  r = V::fnma(n, V::set1(-2.12194440e-4f), r);
+  F y = V::set1(1.9875691500e-4f);
+  y = V::fma(y, r, V::set1(1.3981999507e-3f));
+  y = V::fma(y, r, V::set1(8.3334519073e-3f));
+  y = V::fma(y, r, V::set1(4.1665795894e-2f));
+  y = V::fma(y, r, V::set1(1.6666665459e-1f));
+  y = V::fma(y, r, V::set1(5.0000001201e-1f));
+  y = V::fma(y, V::mul(r, r), V::add(r, V::set1(1.0f)));
+  return V::times_pow2_where(y, n, x, kLowest);
 }
 
-inline float hmax8(__m256 v) {
-  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-  return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
-}
-
+// The softmax weights of a block (exp_shifted in row_kernels.h), W lanes at
+// a time; the block's maximum first, vectorised too (a scalar max chain cost
+// as much as the exponentials).
+template <class V>
 float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
-  // The block's maximum first, 8 lanes at a time: a scalar max chain cost as
-  // much as the exponentials.
-  __m256 vmax = _mm256_set1_ps(m);
+  using F = typename V::F;
+  F vmax = V::set1(m);
   int j = 0;
-  for (; j + 8 <= n; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(s + j));
-  float mx = hmax8(vmax);
+  for (; j + V::W <= n; j += V::W) vmax = V::max(vmax, V::load(s + j));
+  float mx = V::hmax(vmax);
   for (; j < n; ++j) mx = std::max(mx, s[j]);
   *m_new = mx;
-  const __m256 vm = _mm256_set1_ps(mx);
-  __m256 sum = _mm256_setzero_ps();
-  for (j = 0; j + 8 <= n; j += 8) {
-    const __m256 y = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
-    _mm256_storeu_ps(p + j, y);
-    sum = _mm256_add_ps(sum, y);
+  const F vm = V::set1(mx);
+  F sum = V::zero();
+  for (j = 0; j + V::W <= n; j += V::W) {
+    const F y = exp_nonpositive<V>(V::sub(V::load(s + j), vm));
+    V::store(p + j, y);
+    sum = V::add(sum, y);
   }
-  float total = hsum8(sum);
+  float total = V::hsum(sum);
   for (; j < n; ++j) total += p[j] = std::exp(s[j] - mx);
   return total;
 }
@@ -484,7 +496,7 @@ template <class V, int MaxH>
 RowKernels simd_kernels() {
   return {score_float<V, MaxH, LoadF16>, score_q2<V, MaxH>, accumulate_float<V, MaxH, LoadF16>,
           accumulate_q2<V, MaxH>, score_float<V, MaxH, LoadF32>, accumulate_float<V, MaxH, LoadF32>,
-          exp_shifted, MaxH, V::W};
+          exp_shifted<V>, MaxH, V::W};
 }
 
 }  // namespace

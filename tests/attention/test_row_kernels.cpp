@@ -231,12 +231,10 @@ TEST(RowKernels, Q2IntegerValueSumsMatchDecodedRows) {
 #endif
 }
 
-// The tests above go through the dispatch, which picks one set per shape.
-// Here every kernel set this CPU has (AVX2; AVX-512 with 16 floats per
-// vector and with 8) is called directly on every shape it takes, against
-// double sums of the decoded rows.
-TEST(RowKernels, EverySimdSetMatchesDecodedRows) {
 #if defined(OSCAR_X86)
+// Every float kernel set this CPU has: AVX2; AVX-512 with 16 floats per
+// vector and with 8.
+std::vector<std::pair<const char*, detail::RowKernels>> simd_sets() {
   std::vector<std::pair<const char*, detail::RowKernels>> sets;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
     sets.emplace_back("avx2", detail::avx2_row_kernels());
@@ -246,6 +244,17 @@ TEST(RowKernels, EverySimdSetMatchesDecodedRows) {
       sets.emplace_back("avx512-narrow", detail::avx512_narrow_row_kernels());
     }
   }
+  return sets;
+}
+#endif
+
+// The tests above go through the dispatch, which picks one set per shape.
+// Here every kernel set this CPU has (AVX2; AVX-512 with 16 floats per
+// vector and with 8) is called directly on every shape it takes, against
+// double sums of the decoded rows.
+TEST(RowKernels, EverySimdSetMatchesDecodedRows) {
+#if defined(OSCAR_X86)
+  const std::vector<std::pair<const char*, detail::RowKernels>> sets = simd_sets();
   if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
   std::mt19937 rng(10);
   std::normal_distribution<float> nd(0, 1);
@@ -378,15 +387,7 @@ TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
 // directly (the test above sees only the one the dispatch picks).
 TEST(RowKernels, EverySimdSetsExpShiftedIsWithinAFewUlpOfStdExp) {
 #if defined(OSCAR_X86)
-  std::vector<std::pair<const char*, detail::RowKernels>> sets;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
-    sets.emplace_back("avx2", detail::avx2_row_kernels());
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq")) {
-      sets.emplace_back("avx512", detail::avx512_row_kernels());
-      sets.emplace_back("avx512-narrow", detail::avx512_narrow_row_kernels());
-    }
-  }
+  const std::vector<std::pair<const char*, detail::RowKernels>> sets = simd_sets();
   if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-95.0f, 5.0f);
