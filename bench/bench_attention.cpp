@@ -11,9 +11,9 @@
 // stay in L2 (seconds per row in the "per_row" counter), q2_0 scores with
 // the query in float and in integer form, to compare kernels without the
 // memory traffic.
-#include <chrono>
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>

@@ -45,15 +45,21 @@ inline __m512 pair_offsets(const uint8_t* ca, const uint8_t* cb) {
   return _mm512_insertf32x4(_mm512_castps128_ps512(_mm_set_ss(f16_at(ca + 2))), _mm_set_ss(f16_at(cb + 2)), 2);
 }
 
+// (os0, os0, os1, os1, ...): each head's step * scale, for the two rows of
+// a register pair, in the order sum_halves8 leaves their sums.
+template <int H>
+inline __m256 pair_out_scales(const Q2IntView& q) {
+  float os[8] = {};
+  for (int h = 0; h < H; ++h) os[2 * h] = os[2 * h + 1] = q.out_scale[h];
+  return _mm256_loadu_ps(os);
+}
+
 template <int H>
 void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t ss) {
   const int d = b.d, g = b.g, qn = g / 4, ng = d / g, nc = qn / 32;
   const size_t gb = 4 + (size_t)qn;
   const __m512i three = _mm512_set1_epi8(3);
-  // (os0, os0, os1, os1, ...): each head's step * scale, for its two rows.
-  float os[8] = {};
-  for (int h = 0; h < H; ++h) os[2 * h] = os[2 * h + 1] = q.out_scale[h];
-  const __m256 out_scale = _mm256_loadu_ps(os);
+  const __m256 out_scale = pair_out_scales<H>(q);
 
   for (int j = 0; j < b.n; j += 2) {
     prefetch_ahead(b, j, 2);
@@ -121,13 +127,11 @@ void score_q2_int_h(const RowBlock& b, const Q2IntView& q, float* scores, size_t
 // and one pair per pass was slower (9.3 ns: dpbusd latency).
 template <int H>
 void score_q2_int_horner(const RowBlock& b, const Q2IntView& q, float* scores, size_t ss) {
-  constexpr int NC = 1, RP = 2;  // code chunks per group, register pairs per pass
+  constexpr int RP = 2;  // register pairs (two rows each) per pass
   const int ng = b.d / b.g;
   const size_t gb = 4 + (size_t)b.g / 4;
   const __m512i three = _mm512_set1_epi8(3);
-  float os[8] = {};
-  for (int h = 0; h < H; ++h) os[2 * h] = os[2 * h + 1] = q.out_scale[h];
-  const __m256 out_scale = _mm256_loadu_ps(os);
+  const __m256 out_scale = pair_out_scales<H>(q);
 
   for (int j = 0; j < b.n; j += 2 * RP) {
     prefetch_ahead(b, j, 2 * RP);
@@ -137,21 +141,19 @@ void score_q2_int_horner(const RowBlock& b, const Q2IntView& q, float* scores, s
     for (int p = 0; p < RP; ++p)
       for (int h = 0; h < 4; ++h) acc[p][h] = _mm512_setzero_ps();
     for (int gi = 0; gi < ng; ++gi) {
-      __m512i codes[RP][NC][4];
+      __m512i codes[RP][4];
 #pragma GCC unroll 2
-      for (int p = 0; p < RP; ++p)
-#pragma GCC unroll 2
-        for (int c = 0; c < NC; ++c) {
-          const __m512i x = load_pair(r[2 * p] + gi * gb + 4 + 32 * c, r[2 * p + 1] + gi * gb + 4 + 32 * c);
+      for (int p = 0; p < RP; ++p) {
+        const __m512i x = load_pair(r[2 * p] + gi * gb + 4, r[2 * p + 1] + gi * gb + 4);
 #pragma GCC unroll 4
-          for (int k = 0; k < 4; ++k) codes[p][c][k] = _mm512_and_si512(k == 0 ? x : _mm512_srli_epi16(x, 2 * k), three);
-        }
+        for (int k = 0; k < 4; ++k) codes[p][k] = _mm512_and_si512(k == 0 ? x : _mm512_srli_epi16(x, 2 * k), three);
+      }
       __m512i dot[RP][H];
 #pragma GCC unroll 2
       for (int p = 0; p < RP; ++p)
 #pragma GCC unroll 4
         for (int h = 0; h < H; ++h) dot[p][h] = _mm512_setzero_si512();
-      const int8_t* qg = q.digits + (size_t)gi * NC * 4 * kQ2IntChunkBytes;
+      const int8_t* qg = q.digits + (size_t)gi * 4 * kQ2IntChunkBytes;
 #pragma GCC unroll 3
       for (int t = 0; t < kT; ++t) {
         if (t > 0)
@@ -159,16 +161,14 @@ void score_q2_int_horner(const RowBlock& b, const Q2IntView& q, float* scores, s
           for (int p = 0; p < RP; ++p)
 #pragma GCC unroll 4
             for (int h = 0; h < H; ++h) dot[p][h] = _mm512_slli_epi32(dot[p][h], 8);
-#pragma GCC unroll 2
-        for (int c = 0; c < NC; ++c)
 #pragma GCC unroll 4
-          for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < 4; ++k)
 #pragma GCC unroll 4
-            for (int h = 0; h < H; ++h) {
-              const __m512i qd = _mm512_loadu_si512(qg + (size_t)(c * 4 + k) * kQ2IntChunkBytes + (h * kT + t) * 64);
+          for (int h = 0; h < H; ++h) {
+            const __m512i qd = _mm512_loadu_si512(qg + (size_t)k * kQ2IntChunkBytes + (h * kT + t) * 64);
 #pragma GCC unroll 2
-              for (int p = 0; p < RP; ++p) dot[p][h] = _mm512_dpbusd_epi32(dot[p][h], codes[p][c][k], qd);
-            }
+            for (int p = 0; p < RP; ++p) dot[p][h] = _mm512_dpbusd_epi32(dot[p][h], codes[p][k], qd);
+          }
       }
 #pragma GCC unroll 2
       for (int p = 0; p < RP; ++p) {

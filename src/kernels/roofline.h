@@ -27,11 +27,6 @@ double measure_fma_peak(ThreadPool& pool, const CpuFeatures& cpu, int reps = 5,
 
 Roofline measure_roofline(ThreadPool& pool, const CpuFeatures& cpu);
 
-// How far ahead of its reads the bandwidth probe prefetches: as far as the
-// GEMV kernels do (quant::kGemvPrefetchBytes), so the probe streams at least
-// as well as they can.
-inline constexpr size_t kProbePrefetchFloats = 4096 / sizeof(float);
-
 // ISA-specific pieces (roofline_avx2.cpp / roofline_avx512.cpp).
 double sum_bytes_avx2(const float* p, size_t n_floats);
 double sum_bytes_avx512(const float* p, size_t n_floats);
