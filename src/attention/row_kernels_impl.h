@@ -26,18 +26,15 @@ struct RowBlock {
   bool streamed = false;
 };
 
-// How far ahead of the row in use kernels prefetch a streamed block. Without
-// it the f16 score kernel ran at half its in-cache speed on rows from memory:
-// the hardware prefetchers did not keep ahead of a loop that is mostly FMAs
-// (bench/RESULTS.md, session 9).
-constexpr size_t kPrefetchBytes = 8192;
-
-// Prefetches the bytes of rows [j, j + n) of b, kPrefetchBytes further on.
+// Prefetches the bytes of rows [j, j + n) of b, kStreamPrefetchBytes further
+// on. Without it the f16 score kernel ran at half its in-cache speed on rows
+// from memory: the hardware prefetchers did not keep ahead of a loop that is
+// mostly FMAs (bench/RESULTS.md, session 9).
 // They may lie past its end (the next block of the same stream; a prefetch of
 // any address is harmless).
 inline void prefetch_ahead(const RowBlock& b, int j, int n) {
   if (!b.streamed) return;
-  prefetch_lines(b.rows + (size_t)j * b.stride + kPrefetchBytes, (size_t)n * b.stride);
+  prefetch_lines(b.rows + (size_t)j * b.stride + kStreamPrefetchBytes, (size_t)n * b.stride);
 }
 
 // scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= RowKernels::max_heads

@@ -7,6 +7,19 @@
 
 namespace oscar {
 
+// How far ahead of the data in use a streaming kernel prefetches: the k-quant
+// GEMV tiles (their weight rows), the attention row kernels (cached K and V
+// rows) and the bandwidth probe that stands for them. One distance for all,
+// because they share the core's fill buffers and L1 (48 KiB here) and each
+// measured best at or near it:
+// - GEMV tiles, qwen3-0.6b decode, 2 threads: 5-12% faster than without;
+//   1.5, 4 and 8 KiB alike (bench/RESULTS.md, session 10).
+// - Attention, f16 K and V at depth 16384: 4 KiB about 10-15% faster than
+//   8 KiB (session 11). A 32-row block of f16 d128 rows is 8 KiB per stream,
+//   so 8 KiB ahead on both streams kept 32 KiB in flight beside the two blocks
+//   in use and evicted rows before they were read.
+constexpr size_t kStreamPrefetchBytes = 4096;
+
 // Asks for every 64-byte line of [p, p + bytes) to be brought into cache. The
 // range may lie past the end of the data: prefetching any address is
 // harmless.

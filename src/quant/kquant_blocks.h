@@ -43,12 +43,6 @@ namespace oscar::quant {
 
 constexpr int kQK_K = 256;
 
-// How far ahead of the block in use a GEMV tile prefetches its weight row
-// (the rows of a tile lie back to back, so this runs into the next rows).
-// On qwen3-0.6b decode with 2 threads it made the layer GEMVs 5-12% faster;
-// 1.5, 4 and 8 KiB measured alike (bench/RESULTS.md, session 10).
-constexpr size_t kGemvPrefetchBytes = 4096;
-
 struct BlockQ2_K {
   uint8_t scales[16];
   uint8_t qs[64];

@@ -161,7 +161,7 @@ void tile(int64_t nb, const uint8_t* w, size_t ws, int nr, const BlockQ8_K* cons
     __m256 acc[NC];
     for (int c = 0; c < NC; ++c) acc[c] = _mm256_setzero_ps();
     for (int64_t ib = 0; ib < nb; ++ib) {
-      if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&wr[ib]) + kGemvPrefetchBytes, sizeof(wr[ib]));
+      if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&wr[ib]) + kStreamPrefetchBytes, sizeof(wr[ib]));
       const T D(wr[ib]);
       __m256i isum[NC];
       for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();

@@ -190,7 +190,7 @@ void tile(int64_t nb, const uint8_t* w, size_t ws, int nr, const uint8_t* act, s
     __m512 acc[NC];
     for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
     for (int64_t ib = 0; ib < nb; ++ib) {
-      if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&wr[ib]) + kGemvPrefetchBytes, sizeof(wr[ib]));
+      if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&wr[ib]) + kStreamPrefetchBytes, sizeof(wr[ib]));
       Dec D;
       T::run(wr[ib], D);
       for (int c = 0; c < NC; ++c) step(D, a[c][ib], acc[c]);
