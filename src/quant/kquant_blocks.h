@@ -97,8 +97,8 @@ static inline uint32_t kq_load_u32(const uint8_t* p) {
 // w = {scales 0..3, scales 4..7, mins 0..3, mins 4..7} (one 6-bit value per
 // byte): bytes 0..3 hold scales 0..3 (+ top bits of scales 4..7), bytes 4..7
 // mins 0..3 (+ top bits of mins 4..7), bytes 8..11 the low nibbles of scales
-// 4..7 (low half) and mins 4..7 (high half). Kept in registers so the SIMD
-// kernels can build their scale vectors without a store-forwarding stall.
+// 4..7 (low half) and mins 4..7 (high half). The scalar kernels' unpack; the
+// SIMD kernels do the same in vector registers (kquant_simd_fields.h).
 static inline void kq_scale_words_k4(const uint8_t* b, uint32_t w[4]) {
   const uint32_t a0 = kq_load_u32(b), a1 = kq_load_u32(b + 4), a2 = kq_load_u32(b + 8);
   w[0] = a0 & 0x3f3f3f3fu;

@@ -14,13 +14,12 @@
 
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
+#include "quant/kquant_simd_fields.h"
 
 namespace oscar::quant {
 namespace {
 
 #define KQ_INLINE inline __attribute__((always_inline))
-
-KQ_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
 // Bits shifted from position `from` to position `to` of every byte (the
 // 16-bit shift cannot carry a bit across bytes as long as |to - from| < 8
@@ -41,9 +40,7 @@ KQ_INLINE __m256i part_scales(__m256i s16, int h) {
 // Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
 // (every value repeated for its two groups of 16).
 KQ_INLINE void k4_scales(const uint8_t* packed, __m256i& s16, __m256i& t) {
-  uint32_t w[4];
-  kq_scale_words_k4(packed, w);
-  const __m128i b = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+  const __m128i b = k4_scale_bytes(packed);
   s16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b));
   t = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(b, b));
 }
@@ -54,11 +51,10 @@ struct DecQ4 {
   using Block = BlockQ4_K;
   const Block& b;
   __m256i s16, t;
-  float d, m;
+  __m128 dm;  // (d, dmin, ...)
   KQ_INLINE explicit DecQ4(const Block& blk) : b(blk) {
     k4_scales(b.scales, s16, t);
-    d = h2f(b.d);
-    m = h2f(b.dmin);
+    dm = f16_pair(&b.d);
   }
   KQ_INLINE __m256i u(int h) const {
     const __m256i q = load(b.qs + 32 * (h / 2));
@@ -70,12 +66,11 @@ struct DecQ5 {
   using Block = BlockQ5_K;
   const Block& b;
   __m256i s16, t, qh;
-  float d, m;
+  __m128 dm;  // (d, dmin, ...)
   KQ_INLINE explicit DecQ5(const Block& blk) : b(blk) {
     k4_scales(b.scales, s16, t);
     qh = load(b.qh);
-    d = h2f(b.d);
-    m = h2f(b.dmin);
+    dm = f16_pair(&b.d);
   }
   KQ_INLINE __m256i u(int h) const {
     const __m256i q = load(b.qs + 32 * (h / 2));
@@ -89,11 +84,11 @@ struct DecQ6 {
   using Block = BlockQ6_K;
   const Block& b;
   __m256i s16, t;
-  float d, m;
+  __m128 dm;  // (d, dmin, ...)
   KQ_INLINE explicit DecQ6(const Block& blk) : b(blk) {
     s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)b.scales));
     t = _mm256_slli_epi16(s16, 5);  // values are u - 32
-    d = m = h2f(b.d);
+    dm = f16_all(&b.d);
   }
   KQ_INLINE __m256i u(int p) const {
     const int h = p / 4, j = p % 4;
@@ -108,14 +103,13 @@ struct DecQ2 {
   using Block = BlockQ2_K;
   const Block& b;
   __m256i s16, t;
-  float d, m;
+  __m128 dm;  // (d, dmin, ...)
   KQ_INLINE explicit DecQ2(const Block& blk) : b(blk) {
     const __m128i sc = _mm_loadu_si128((const __m128i*)b.scales);
     const __m128i m0f = _mm_set1_epi8(0x0f);
     s16 = _mm256_cvtepu8_epi16(_mm_and_si128(sc, m0f));
     t = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m0f));
-    d = h2f(b.d);
-    m = h2f(b.dmin);
+    dm = f16_pair(&b.d);
   }
   KQ_INLINE __m256i u(int p) const {
     const __m256i q = load(b.qs + 32 * (p / 4));
@@ -127,15 +121,12 @@ struct DecQ3 {
   using Block = BlockQ3_K;
   const Block& b;
   __m256i s16, t, hm;
-  float d, m;
+  __m128 dm;  // (d, dmin, ...)
   KQ_INLINE explicit DecQ3(const Block& blk) : b(blk) {
-    uint32_t sw[4];
-    kq_scale_words_q3(b.scales, sw);
-    const __m128i sb = _mm_setr_epi32((int)sw[0], (int)sw[1], (int)sw[2], (int)sw[3]);
-    s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(sb, _mm_set1_epi8(32)));
+    s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(k3_scale_bytes(b.scales), _mm_set1_epi8(32)));
     t = _mm256_slli_epi16(s16, 2);  // values are u - 4
     hm = load(b.hmask);
-    d = m = h2f(b.d);
+    dm = f16_all(&b.d);
   }
   KQ_INLINE __m256i u(int p) const {
     const __m256i q = load(b.qs + 32 * (p / 4));
@@ -175,8 +166,9 @@ void tile(int64_t nb, const uint8_t* w, size_t ws, int nr, const BlockQ8_K* cons
       for (int c = 0; c < NC; ++c) {
         const BlockQ8_K& ac = a[c][ib];
         const __m256i bias = _mm256_madd_epi16(D.t, load(ac.bsums));
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(D.d * ac.d), acc[c]);
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(-D.m * ac.d), acc[c]);
+        const __m128 f = block_factors(D.dm, ac.d);
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_broadcastss_ps(f), acc[c]);
+        acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_broadcastss_ps(_mm_movehdup_ps(f)), acc[c]);
       }
     }
     for (int c = 0; c < NC; ++c) out[r * os + c] = hsum(acc[c]);

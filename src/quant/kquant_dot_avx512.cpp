@@ -23,6 +23,7 @@
 
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
+#include "quant/kquant_simd_fields.h"
 
 namespace oscar::quant {
 namespace {
@@ -33,7 +34,7 @@ struct Dec {
   __m512i u[4];  // weights 64g .. 64g+63
   __m512i s[4];  // int16 scale of each int16 lane of maddubs(u[g], a)
   __m256i t;     // int16 bias factor per 16-value group
-  float d, m;
+  __m128 dm;  // (d, m, ...): the super-block scale and min scale
 };
 
 // permutexvar indices that spread 16 int16 scales (one per 16 values) over
@@ -53,14 +54,10 @@ KQ_INLINE void spread_scales(__m256i s16, Dec& D) {
     D.s[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kScaleIdx.v[g]), s);
 }
 
-KQ_INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
 // Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
 // (every value repeated for its two groups of 16).
 KQ_INLINE void k4_scales(const uint8_t* packed, Dec& D) {
-  uint32_t w[4];
-  kq_scale_words_k4(packed, w);
-  const __m128i b = _mm_setr_epi32((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+  const __m128i b = k4_scale_bytes(packed);
   spread_scales(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b)), D);
   D.t = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(b, b));
 }
@@ -76,8 +73,7 @@ struct DecQ4 {
   static KQ_INLINE void run(const Block& b, Dec& D) {
     k4_scales(b.scales, D);
     for (int c = 0; c < 4; ++c) D.u[c] = nibbles(b.qs + 32 * c);
-    D.d = h2f(b.d);
-    D.m = h2f(b.dmin);
+    D.dm = f16_pair(&b.d);
   }
 };
 
@@ -95,8 +91,7 @@ struct DecQ5 {
       const __m512i lo = nibbles(b.qs + 32 * c);
       D.u[c] = _mm512_mask_add_epi8(lo, hi, lo, sixteen);
     }
-    D.d = h2f(b.d);
-    D.m = h2f(b.dmin);
+    D.dm = f16_pair(&b.d);
   }
 };
 
@@ -118,7 +113,7 @@ struct DecQ6 {
     const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)b.scales));
     spread_scales(s16, D);
     D.t = _mm256_slli_epi16(s16, 5);  // 32 * s: values are u - 32
-    D.d = D.m = h2f(b.d);
+    D.dm = f16_all(&b.d);
   }
 };
 
@@ -141,8 +136,7 @@ struct DecQ2 {
     const __m128i m0f = _mm_set1_epi8(0x0f);
     spread_scales(_mm256_cvtepu8_epi16(_mm_and_si128(sc, m0f)), D);
     D.t = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m0f));
-    D.d = h2f(b.d);
-    D.m = h2f(b.dmin);
+    D.dm = f16_pair(&b.d);
   }
 };
 
@@ -159,13 +153,10 @@ struct DecQ3 {
                                              _mm256_set1_epi8((char)(1 << (bit + 1))), 1);
       D.u[g] = _mm512_mask_add_epi8(D.u[g], _mm512_test_epi8_mask(hm, sel), D.u[g], four);
     }
-    uint32_t sw[4];
-    kq_scale_words_q3(b.scales, sw);
-    const __m128i sb = _mm_setr_epi32((int)sw[0], (int)sw[1], (int)sw[2], (int)sw[3]);
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(sb, _mm_set1_epi8(32)));
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(k3_scale_bytes(b.scales), _mm_set1_epi8(32)));
     spread_scales(s16, D);
     D.t = _mm256_slli_epi16(s16, 2);  // 4 * s: values are u - 4
-    D.d = D.m = h2f(b.d);
+    D.dm = f16_all(&b.d);
   }
 };
 
@@ -175,9 +166,10 @@ KQ_INLINE void step(const Dec& D, const BlockQ8_K& a, __m512& acc) {
     p[g] = _mm512_madd_epi16(_mm512_maddubs_epi16(D.u[g], _mm512_loadu_si512(a.qs + 64 * g)), D.s[g]);
   const __m512i isum = _mm512_add_epi32(_mm512_add_epi32(p[0], p[1]), _mm512_add_epi32(p[2], p[3]));
   const __m256i bias = _mm256_madd_epi16(D.t, _mm256_loadu_si256((const __m256i*)a.bsums));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(D.d * a.d), acc);
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(bias)), _mm512_set1_ps(-D.m * a.d),
-                        acc);
+  const __m128 f = block_factors(D.dm, a.d);
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(f), acc);
+  acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(bias)), _mm512_broadcastss_ps(_mm_movehdup_ps(f)),
+                         acc);
 }
 
 template <class T, int NC>
