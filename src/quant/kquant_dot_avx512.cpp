@@ -56,10 +56,26 @@ KQ_INLINE void spread_scales(__m256i s16, Dec& D) {
 
 // Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
 // (every value repeated for its two groups of 16).
+// vpshufb indices (per 128-bit lane, each holding a copy of the 16 bytes
+// of k4_scale_bytes) that put byte 2g + L / 16 (the scale of 32 values) in
+// int16 lane L of group g and zero (0x80) in its high byte; [4]: byte 8 + L / 2
+// (the min of lane L's 16 values) for the bias factors. One in-lane vpshufb
+// per register instead of a widening and a cross-lane vpermw:
+// gemv_cached/q4_K 4% faster (bench/RESULTS.md, session 11).
+struct K4ShuffleIdx {
+  alignas(64) int8_t v[5][64];
+  constexpr K4ShuffleIdx() : v{} {
+    for (int g = 0; g < 4; ++g)
+      for (int L = 0; L < 32; ++L) v[g][2 * L] = (int8_t)(2 * g + L / 16), v[g][2 * L + 1] = (int8_t)0x80;
+    for (int L = 0; L < 16; ++L) v[4][2 * L] = (int8_t)(8 + L / 2), v[4][2 * L + 1] = (int8_t)0x80;
+  }
+};
+constexpr K4ShuffleIdx kK4Idx;
+
 KQ_INLINE void k4_scales(const uint8_t* packed, Dec& D) {
-  const __m128i b = k4_scale_bytes(packed);
-  spread_scales(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(b, b)), D);
-  D.t = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(b, b));
+  const __m512i b = _mm512_broadcast_i32x4(k4_scale_bytes(packed));
+  for (int g = 0; g < 4; ++g) D.s[g] = _mm512_shuffle_epi8(b, _mm512_load_si512(kK4Idx.v[g]));
+  D.t = _mm256_shuffle_epi8(_mm512_castsi512_si256(b), _mm256_load_si256((const __m256i*)kK4Idx.v[4]));
 }
 
 // Low nibbles of 32 bytes in the low half, high nibbles in the high half.
