@@ -34,7 +34,7 @@ struct Dec {
   __m512i u[4];  // weights 64g .. 64g+63
   __m512i s[4];  // int16 scale of each int16 lane of maddubs(u[g], a)
   __m256i t;     // int16 bias factor per 16-value group
-  __m128 dm;  // (d, m, ...): the super-block scale and min scale
+  __m128 dm;     // (d, m, ...): the super-block scale and min scale
 };
 
 // permutexvar indices that spread 16 int16 scales (one per 16 values) over
@@ -54,8 +54,6 @@ KQ_INLINE void spread_scales(__m256i s16, Dec& D) {
     D.s[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kScaleIdx.v[g]), s);
 }
 
-// Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
-// (every value repeated for its two groups of 16).
 // vpshufb indices (per 128-bit lane, each holding a copy of the 16 bytes
 // of k4_scale_bytes) that put byte 2g + L / 16 (the scale of 32 values) in
 // int16 lane L of group g and zero (0x80) in its high byte; [4]: byte 8 + L / 2
@@ -72,6 +70,8 @@ struct K4ShuffleIdx {
 };
 constexpr K4ShuffleIdx kK4Idx;
 
+// Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
+// (every value repeated for its two groups of 16).
 KQ_INLINE void k4_scales(const uint8_t* packed, Dec& D) {
   const __m512i b = _mm512_broadcast_i32x4(k4_scale_bytes(packed));
   for (int g = 0; g < 4; ++g) D.s[g] = _mm512_shuffle_epi8(b, _mm512_load_si512(kK4Idx.v[g]));
