@@ -12,7 +12,15 @@ namespace oscar::attention {
 
 namespace {
 
-constexpr int kBlock = 32;            // rows scored before one softmax update
+// Rows scored before one softmax update. Cached blocks of small rows (q2_0:
+// 36 bytes at d128) take kMaxBlock, which halves the softmax updates and the
+// kernels' per-call work: q2_0 decode attention at 16K 8-13% faster. Wider
+// rows keep kBlock: at 64 f16 d128 rows (16 KiB per stream) the K and V
+// blocks crowd the L1 and f16 ran about 20% slower (bench/RESULTS.md,
+// session 11).
+constexpr int kBlock = 32;
+constexpr int kMaxBlock = 64;
+constexpr size_t kSmallRowBytes = 128;  // rows up to this size go in kMaxBlock blocks
 constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
 
 // Online-softmax state of one query head over part of the keys.
@@ -78,7 +86,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   std::atomic<size_t> next{0};
   const size_t run_len = std::max<size_t>(1, (size_t)items / (16 * (size_t)pool.size()));
   pool.run([&](int, int) {
-    std::vector<float> tmp((size_t)d), scores((size_t)group * kBlock), p((size_t)group * kBlock);
+    std::vector<float> tmp((size_t)d), scores((size_t)group * kMaxBlock), p((size_t)group * kMaxBlock);
     std::vector<int> keys;
     std::vector<Partial> st((size_t)group);
     Q2IntQuery q2_int;
@@ -110,14 +118,16 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         // A block never crosses a K or V segment boundary.
         const kv::Segment& ksg = kc.at(p0);
         const kv::Segment& vsg = vc.at(p0);
-        const int p1 = std::min({c1, p0 + kBlock, ksg.end, vsg.end});
+        const bool small = ksg.codec->row_bytes() <= kSmallRowBytes && vsg.codec->row_bytes() <= kSmallRowBytes;
+        const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
+        const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
         const int n = p1 - p0;
         score_rows(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, gq, scale,
-                   scores.data(), kBlock, tmp.data());
+                   scores.data(), (size_t)bs, tmp.data());
         for (int h = 0; h < group; ++h)
-          softmax_update(st[(size_t)h], &scores[(size_t)h * kBlock], &p[(size_t)h * kBlock], n, d);
+          softmax_update(st[(size_t)h], &scores[(size_t)h * bs], &p[(size_t)h * bs], n, d);
         accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, p.data(),
-                        kBlock, group, base + 2 * group, tmp.data());
+                        (size_t)bs, group, base + 2 * group, tmp.data());
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in
