@@ -20,7 +20,9 @@ namespace {
 // session 11).
 constexpr int kBlock = 32;
 constexpr int kMaxBlock = 64;
-constexpr size_t kSmallRowBytes = 128;  // rows up to this size go in kMaxBlock blocks
+// Rows up to this size go in kMaxBlock blocks: q2_0 rows of d128 (36 bytes)
+// and of Gemma-4's global d512 (132 bytes; 4-5% faster there at 16K).
+constexpr size_t kSmallRowBytes = 136;
 constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
 
 // Online-softmax state of one query head over part of the keys.
