@@ -3,9 +3,9 @@
 // with AVX2 + F16C).
 //
 // Why not scalar: the scalar unpack (kq_scale_words_k4, _cvtsh_ss) ends in
-// moves from general-purpose to vector registers, five per super-block, and
+// moves from general-purpose to vector registers, six per super-block, and
 // they were the most expensive part of a Q4_K GEMV step: doing the same work
-// in xmm registers made `gemv_cached/q4_K` 15% faster on AVX-512
+// in xmm registers made `gemv_cached/q4_K` 8% faster on AVX-512
 // (bench/RESULTS.md, session 11).
 #pragma once
 
