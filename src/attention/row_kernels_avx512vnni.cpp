@@ -45,6 +45,15 @@ inline __m512 pair_offsets(const uint8_t* ca, const uint8_t* cb) {
   return _mm512_insertf32x4(_mm512_castps128_ps512(_mm_set_ss(f16_at(ca + 2))), _mm_set_ss(f16_at(cb + 2)), 2);
 }
 
+// x, kept in a register. GCC folds a load used by several vpdpbusd into each
+// of them as a memory operand, so the Horner kernel loaded every query digit
+// vector once per register pair (96 zmm loads per 4 rows); loaded once, it
+// ran 1.4x faster (BM_Scores d128 x 4 heads, bench/RESULTS.md session 12).
+inline __m512i in_register(__m512i x) {
+  asm("" : "+v"(x));
+  return x;
+}
+
 // (os0, os0, os1, os1, ...): each head's step * scale, for the two rows of
 // a register pair, in the order sum_halves8 leaves their sums.
 template <int H>
@@ -165,7 +174,7 @@ void score_q2_int_horner(const RowBlock& b, const Q2IntView& q, float* scores, s
         for (int k = 0; k < 4; ++k)
 #pragma GCC unroll 4
           for (int h = 0; h < H; ++h) {
-            const __m512i qd = _mm512_loadu_si512(qg + (size_t)k * kQ2IntChunkBytes + (h * kT + t) * 64);
+            const __m512i qd = in_register(_mm512_loadu_si512(qg + (size_t)k * kQ2IntChunkBytes + (h * kT + t) * 64));
 #pragma GCC unroll 2
             for (int p = 0; p < RP; ++p) dot[p][h] = _mm512_dpbusd_epi32(dot[p][h], codes[p][k], qd);
           }
