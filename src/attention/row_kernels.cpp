@@ -60,9 +60,8 @@ const detail::RowKernels* set_for(const kv::RowCodec& c, int d) {
 // Takes at most kQ2IntMaxHeads heads.
 void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
   constexpr int T = detail::kQ2IntDigits;
-  const int d = gq.d, ng = d / g, qn = g / 4, nc = qn / 32;
-  out.digit_bytes.assign(detail::q2_int_query_bytes(d) + 63, 0);
-  int8_t* digits = out.digits();
+  const int d = gq.d, ng = d / g, qn = g / 4;
+  out.digits.assign(detail::q2_int_query_bytes(d), 0);
   out.lo_weight.resize((size_t)gq.n_heads * ng);
   out.out_scale.resize((size_t)gq.n_heads);
   const double top = 127.0 * std::pow(256.0, T - 1);
@@ -73,20 +72,18 @@ void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
     const double step = mx > 0.0f ? mx / top : 1.0;
     for (int gi = 0; gi < ng; ++gi) {
       double sum = 0;
-      for (int c = 0; c < nc; ++c)
-        for (int k = 0; k < 4; ++k) {
-          int8_t* chunk = digits + (((size_t)gi * nc + c) * 4 + k) * detail::kQ2IntChunkBytes + (size_t)h * T * 64;
-          for (int i = 0; i < 32; ++i) {
-            const float v = q[gi * g + k * qn + c * 32 + i];
-            sum += v;
-            long long r = std::llround(v / step);
-            for (int t = T - 1; t >= 0; --t) {
-              const int digit = t == 0 ? (int)r : (int)(((r + 128) & 255) - 128);
-              r = (r - digit) / 256;
-              chunk[t * 64 + i] = chunk[t * 64 + i + 32] = (int8_t)digit;
-            }
-          }
+      for (int r = 0; r < g; ++r) {  // value gi*g + r: field k of code byte b
+        const float v = q[gi * g + r];
+        sum += v;
+        const int k = r / qn, b = r % qn;
+        int8_t* slot = out.digits.data() + (((size_t)gi * (qn / 4) + b / 4) * 4 + k) * detail::kQ2IntSlotBytes;
+        long long x = std::llround(v / step);
+        for (int t = T - 1; t >= 0; --t) {
+          const int digit = t == 0 ? (int)x : (int)(((x + 128) & 255) - 128);
+          x = (x - digit) / 256;
+          slot[(h * T + t) * 4 + b % 4] = (int8_t)digit;
         }
+      }
       out.lo_weight[(size_t)h * ng + gi] = (float)(sum / step);
     }
     out.out_scale[(size_t)h] = (float)(step * scale);
@@ -136,7 +133,7 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
     if (q2 && gq.q2_int && integer.takes_q2(d, b.g, gq.n_heads)) {
       Q2IntQuery& iq = *gq.q2_int;
       if (iq.g != b.g || iq.scale != scale) prepare_q2_int(gq, b.g, scale, iq);
-      integer.score_q2(b, {iq.digits(), iq.lo_weight.data(), iq.out_scale.data()}, gq.n_heads, scores, stride);
+      integer.score_q2(b, {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()}, gq.n_heads, scores, stride);
       return;
     }
     score_tiles(*set, q2 ? set->score_q2 : set->score_f16, b, gq, scale, scores, stride);

@@ -19,15 +19,9 @@ namespace oscar::attention {
 struct Q2IntQuery {
   int g = 0;  // q2 group size it was made for; 0: not made
   float scale = 0.0f;
-  std::vector<int8_t> digit_bytes;  // digits() and up to 63 bytes before it
+  std::vector<int8_t> digits;
   std::vector<float> lo_weight, out_scale;
   void forget() { g = 0; }
-  // The digits start on a 64-byte boundary: the kernels load them 64 bytes
-  // at a time, and a load that straddles two cache lines costs two (the 2-head
-  // integer score kernel ran 20% slower on a misaligned buffer).
-  int8_t* digits() {
-    return digit_bytes.data() + ((64 - reinterpret_cast<uintptr_t>(digit_bytes.data()) % 64) % 64);
-  }
 };
 
 struct GroupQuery {

@@ -1,5 +1,5 @@
-// Lane sums shared by the AVX-512 row kernels (row_kernels_avx512.cpp and
-// row_kernels_avx512vnni.cpp; include only where AVX-512 F is enabled).
+// Lane sums of the AVX-512 float row kernels (row_kernels_avx512.cpp;
+// include only where AVX-512 F is enabled).
 #pragma once
 
 #include <immintrin.h>

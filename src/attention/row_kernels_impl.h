@@ -72,13 +72,15 @@ struct RowKernels {
 // q_i = step * sum_t D_t[i] 256^(T-1-t) up to rounding (Q2IntQuery).
 constexpr int kQ2IntDigits = 3;
 constexpr int kQ2IntMaxHeads = 4;  // query heads the integer kernels take
-// Digits are stored in the order the kernel reads them: for each 32-value
-// chunk c of quarter k of group gi, in order (gi, c, k), 64 bytes per (head,
-// digit) holding the chunk's 32 digits twice (for the two rows one register
-// holds). Chunk (gi, c, k) covers values gi*g + k*(g/4) + 32c .. +31.
-constexpr size_t kQ2IntChunkBytes = (size_t)kQ2IntMaxHeads * kQ2IntDigits * 64;
-// Bytes of a prepared query for rows of d values.
-constexpr size_t q2_int_query_bytes(int d) { return (size_t)d / 32 * kQ2IntChunkBytes; }
+// Digits are stored in the order the kernel reads them. Code byte b of a
+// group holds, in its 2-bit field k, the code of value k*(g/4) + b; the
+// kernel takes four bytes (a word) at a time. For each group gi, word m and
+// field k, in that order, a slot of kQ2IntSlotBytes holds, for each head h
+// and digit t (at (h * kQ2IntDigits + t) * 4), the digits of values
+// gi*g + k*(g/4) + 4m .. +3.
+constexpr size_t kQ2IntSlotBytes = (size_t)kQ2IntMaxHeads * kQ2IntDigits * 4;
+// Bytes of a prepared query for rows of d values: a slot per 4 values.
+constexpr size_t q2_int_query_bytes(int d) { return (size_t)d / 4 * kQ2IntSlotBytes; }
 
 // A prepared query: digits (q2_int_query_bytes(d)), lo_weight[h * (d/g) + gi]
 // = sum of head h's group gi / step_h, and out_scale[h] = step_h * the score
@@ -106,7 +108,8 @@ constexpr int kQ2IntMaxValueGroup = 512;
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
   AccumulateKernel accumulate_q2 = nullptr;
-  // Scores: quarters of a group are whole 32-byte halves of a register.
+  // Scores: a group's codes are whole 32-byte words x 8 per row (the
+  // transposition's unit).
   bool takes_q2(int d, int g, int heads) const {
     return score_q2 && heads <= kQ2IntMaxHeads && g > 0 && g % 128 == 0 && d % g == 0;
   }
