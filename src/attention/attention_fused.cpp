@@ -13,13 +13,14 @@ namespace oscar::attention {
 namespace {
 
 // Rows scored before one softmax update. Cached blocks of small rows (q2_0:
-// 36 bytes at d128) take kMaxBlock, which halves the softmax updates and the
-// kernels' per-call work: q2_0 decode attention at 16K 8-13% faster. Wider
-// rows keep kBlock: at 64 f16 d128 rows (16 KiB per stream) the K and V
-// blocks crowd the L1 and f16 ran about 20% slower (bench/RESULTS.md,
-// session 11).
+// 36 bytes at d128) take kMaxBlock, which spreads the softmax updates and the
+// kernels' per-block work (the value sums' weight digits, their epilogue)
+// over more rows: 64 rows made q2_0 decode attention at 16K 8-13% faster
+// than 32 (session 11), 128 another 1-11% (session 12). Wider rows keep
+// kBlock: at 64 f16 d128 rows (16 KiB per stream) the K and V blocks crowd
+// the L1 and f16 ran about 20% slower (bench/RESULTS.md, session 11).
 constexpr int kBlock = 32;
-constexpr int kMaxBlock = 64;
+constexpr int kMaxBlock = 128;
 // Rows up to this size go in kMaxBlock blocks: q2_0 rows of d128 (36 bytes)
 // and of Gemma-4's global d512 (132 bytes; 4-5% faster there at 16K).
 constexpr size_t kSmallRowBytes = 136;

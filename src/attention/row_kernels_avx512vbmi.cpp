@@ -71,12 +71,12 @@ inline void group_headers(const RowBlock& b, size_t at, GroupHeaders& hd) {
 }
 
 // Head h's weights w_j = p_j * s_j of one group (rows j < n, zero beyond, up
-// to 64) as kT = 3 digits, most significant first: w_j = step * sum_t D_t[j]
+// to kMaxTileRows) as kT = 3 digits, most significant first: w_j = step * sum_t D_t[j]
 // 256^(kT-1-t) up to rounding, with step = max |w| / (127 * 256^(kT-1)).
-// Writes digits[t * 64 + j] and returns step; *lo_sum = sum_j p_j lo_j.
+// Writes digits[t * kMaxTileRows + j] and returns step; *lo_sum = sum_j p_j lo_j.
 inline float weight_digits(const float* p, const GroupHeaders& hd, int n, int8_t* digits, float* lo_sum) {
   static_assert(kT == 3, "the digits are the three low bytes of one int32");
-  __m512 w[4], mx = _mm512_setzero_ps(), wl = _mm512_setzero_ps();
+  __m512 w[kMaxTileRows / 16], mx = _mm512_setzero_ps(), wl = _mm512_setzero_ps();
   const int nv = (n + 15) / 16;
   for (int v = 0; v < nv; ++v) {
     const int left = n - 16 * v;
@@ -94,12 +94,13 @@ inline float weight_digits(const float* p, const GroupHeaders& hd, int n, int8_t
   // the balanced digits plus 128 each; the xor turns each into the signed
   // byte of its digit.
   const __m512i bias = _mm512_set1_epi32(0x808080);
-  for (int v = 0; v < 4; ++v) {
+  for (int v = 0; v < kMaxTileRows / 16; ++v) {
     const __m512i r = v < nv ? _mm512_cvtps_epi32(_mm512_mul_ps(w[v], inv)) : _mm512_setzero_si512();
     const __m512i u = _mm512_xor_si512(_mm512_add_epi32(r, bias), bias);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + 16 * v), _mm512_cvtepi32_epi8(_mm512_srli_epi32(u, 16)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + 64 + 16 * v), _mm512_cvtepi32_epi8(_mm512_srli_epi32(u, 8)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + 128 + 16 * v), _mm512_cvtepi32_epi8(u));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + kMaxTileRows + 16 * v),
+                     _mm512_cvtepi32_epi8(_mm512_srli_epi32(u, 8)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + 2 * kMaxTileRows + 16 * v), _mm512_cvtepi32_epi8(u));
   }
   return step;
 }
@@ -173,7 +174,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
 #pragma GCC unroll 4
             for (int t = 0; t < kT; ++t)
 #pragma GCC unroll 4
-              for (int k = 0; k < K; ++k) a[h][k][t] = dpbusd_bcast(a[h][k][t], codes[k], digits[h] + t * 64 + 4 * q);
+              for (int k = 0; k < K; ++k) a[h][k][t] = dpbusd_bcast(a[h][k][t], codes[k], digits[h] + t * kMaxTileRows + 4 * q);
         }
         // Values gi*g + f*qn + cb .. +15 of each head: the digit sums in
         // base 256, times the step, plus the group's offset sum.

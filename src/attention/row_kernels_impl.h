@@ -13,7 +13,7 @@ namespace oscar::attention::detail {
 
 constexpr int kMaxGroups = 16;    // q2 groups per row the SIMD kernels take (d / g)
 constexpr int kMaxTileHeads = 8;  // most query heads one kernel call of any set handles
-constexpr int kMaxTileRows = 64;  // rows one accumulate call handles
+constexpr int kMaxTileRows = 128; // rows one accumulate call handles: attention_fused's largest block
 
 struct RowBlock {
   const uint8_t* rows = nullptr;

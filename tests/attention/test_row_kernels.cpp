@@ -107,7 +107,7 @@ TEST(RowKernels, Q2MatchesDecodedRows) {
     for (int g : {4, 32, 64, d})
       if (g <= d && d % g == 0)
         for (int heads : {1, 2, 4, 5, 9})
-          for (int n : {1, 2, 7, 32, 70}) check(kv::CacheType::Q2_0, d, g, heads, n, rng);
+          for (int n : {1, 2, 7, 32, 70, 130}) check(kv::CacheType::Q2_0, d, g, heads, n, rng);
 }
 
 // q2_0 scores with the query's integer form (GroupQuery::q2_int): on CPUs
@@ -188,7 +188,7 @@ TEST(RowKernels, Q2IntegerValueSumsMatchDecodedRows) {
     for (int g : {64, 128, 256, 512}) {
       if (g > d || d % g != 0) continue;
       for (int heads = 1; heads <= detail::kQ2IntMaxHeads; ++heads)
-        for (int n : {1, 3, 4, 37, 64}) {
+        for (int n : {1, 3, 4, 37, 64, detail::kMaxTileRows}) {
           const Rows r = make_rows(kv::CacheType::Q2_0, d, g, n, rng);
           const size_t ps = (size_t)n + 2;
           std::vector<float> p((size_t)heads * ps);
