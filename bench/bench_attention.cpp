@@ -122,7 +122,11 @@ void BM_DecodeAttention(benchmark::State& state, Shape s, kv::CacheType t) {
 }
 
 struct RowKernelBench {
-  static constexpr int kRows = 2048, kBlock = 32;
+  static constexpr int kRows = 2048;
+  // The block attend_fused uses for these rows: 128 for q2_0's small rows
+  // (its kMaxBlock), 32 for f16 (kBlock). The kernels' per-block work (the
+  // value sums' weight digits, the epilogues) is part of the per-row cost.
+  const int block;
   kv::RowCodec codec;
   size_t stride;
   std::vector<uint8_t> rows;
@@ -131,8 +135,9 @@ struct RowKernelBench {
   attention::GroupQuery gq;
 
   RowKernelBench(kv::CacheType t, int d, int heads, bool integer_query)
-      : codec(t, d, env().table, kv::Q2Params{0.96f, d}), stride(codec.row_bytes()), rows(stride * kRows),
-        q((size_t)heads * d), tmp((size_t)d), scores((size_t)heads * kBlock), p((size_t)heads * kBlock, 0.01f),
+      : block(t == kv::CacheType::Q2_0 ? 128 : 32),
+        codec(t, d, env().table, kv::Q2Params{0.96f, d}), stride(codec.row_bytes()), rows(stride * kRows),
+        q((size_t)heads * d), tmp((size_t)d), scores((size_t)heads * block), p((size_t)heads * block, 0.01f),
         acc((size_t)heads * d), gq{q.data(), heads, d, integer_query ? &iq : nullptr} {
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0, 1);
@@ -143,7 +148,7 @@ struct RowKernelBench {
     }
     for (auto& v : q) v = nd(rng);
   }
-  const uint8_t* block(int j) const { return &rows[(size_t)j * stride]; }
+  const uint8_t* rows_at(int j) const { return &rows[(size_t)j * stride]; }
 };
 
 void per_row(benchmark::State& state) {
@@ -154,8 +159,8 @@ void per_row(benchmark::State& state) {
 void BM_Scores(benchmark::State& state, kv::CacheType t, bool integer_query) {
   RowKernelBench r(t, (int)state.range(0), (int)state.range(1), integer_query);
   for (auto _ : state)
-    for (int j = 0; j < r.kRows; j += r.kBlock) {
-      attention::score_rows(r.codec, r.block(j), r.stride, r.kBlock, r.gq, 0.1f, r.scores.data(), r.kBlock,
+    for (int j = 0; j < r.kRows; j += r.block) {
+      attention::score_rows(r.codec, r.rows_at(j), r.stride, r.block, r.gq, 0.1f, r.scores.data(), r.block,
                             r.tmp.data());
       benchmark::DoNotOptimize(r.scores.data());
     }
@@ -165,8 +170,8 @@ void BM_Scores(benchmark::State& state, kv::CacheType t, bool integer_query) {
 void BM_ValueSums(benchmark::State& state, kv::CacheType t) {
   RowKernelBench r(t, (int)state.range(0), (int)state.range(1), false);
   for (auto _ : state)
-    for (int j = 0; j < r.kRows; j += r.kBlock) {
-      attention::accumulate_rows(r.codec, r.block(j), r.stride, r.kBlock, r.p.data(), r.kBlock, r.gq.n_heads,
+    for (int j = 0; j < r.kRows; j += r.block) {
+      attention::accumulate_rows(r.codec, r.rows_at(j), r.stride, r.block, r.p.data(), r.block, r.gq.n_heads,
                                  r.acc.data(), r.tmp.data());
       benchmark::DoNotOptimize(r.acc.data());
     }
