@@ -73,7 +73,8 @@ inline void group_headers(const RowBlock& b, size_t at, GroupHeaders& hd) {
 // Head h's weights w_j = p_j * s_j of one group (rows j < n, zero beyond, up
 // to kMaxTileRows) as kT = 3 digits, most significant first: w_j = step * sum_t D_t[j]
 // 256^(kT-1-t) up to rounding, with step = max |w| / (127 * 256^(kT-1)).
-// Writes digits[t * kMaxTileRows + j] and returns step; *lo_sum = sum_j p_j lo_j.
+// Writes digit t of rows 16v .. 16v+15 to digits[64 v + 16 t ..] (one vpermb
+// and one store per 16 rows) and returns step; *lo_sum = sum_j p_j lo_j.
 inline float weight_digits(const float* p, const GroupHeaders& hd, int n, int8_t* digits, float* lo_sum) {
   static_assert(kT == 3, "the digits are the three low bytes of one int32");
   __m512 w[kMaxTileRows / 16], mx = _mm512_setzero_ps(), wl = _mm512_setzero_ps();
@@ -92,15 +93,18 @@ inline float weight_digits(const float* p, const GroupHeaders& hd, int n, int8_t
   const __m512 inv = _mm512_set1_ps(1.0f / step);
   // |r| <= 127 * 65536, so r + 0x808080 lies in [0, 2^24) and its bytes are
   // the balanced digits plus 128 each; the xor turns each into the signed
-  // byte of its digit.
+  // byte of its digit. Rows past n in the last quad get zero digits (their
+  // p is zero), and no quad reaches past the last vector.
   const __m512i bias = _mm512_set1_epi32(0x808080);
-  for (int v = 0; v < kMaxTileRows / 16; ++v) {
-    const __m512i r = v < nv ? _mm512_cvtps_epi32(_mm512_mul_ps(w[v], inv)) : _mm512_setzero_si512();
+  // Bytes 16t + i: digit t of lane i, the byte 2 - t of its int32.
+  const __m512i kDigitOrder = _mm512_set_epi8(
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0,
+      61, 57, 53, 49, 45, 41, 37, 33, 29, 25, 21, 17, 13, 9, 5, 1, 62, 58, 54, 50, 46, 42, 38, 34, 30, 26, 22, 18, 14,
+      10, 6, 2);
+  for (int v = 0; v < nv; ++v) {
+    const __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(w[v], inv));
     const __m512i u = _mm512_xor_si512(_mm512_add_epi32(r, bias), bias);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + 16 * v), _mm512_cvtepi32_epi8(_mm512_srli_epi32(u, 16)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + kMaxTileRows + 16 * v),
-                     _mm512_cvtepi32_epi8(_mm512_srli_epi32(u, 8)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(digits + 2 * kMaxTileRows + 16 * v), _mm512_cvtepi32_epi8(u));
+    _mm512_store_si512(digits + 64 * v, _mm512_permutexvar_epi8(kDigitOrder, u));
   }
   return step;
 }
@@ -130,7 +134,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
   for (int j = 0; j < 4 * nq; ++j) rows[j] = b.rows + (size_t)std::min(j, n - 1) * b.stride;
   prefetch_ahead(b, 0, n);
   GroupHeaders hd;
-  alignas(64) int8_t digits[H][kT * kMaxTileRows];
+  alignas(64) int8_t digits[H][kMaxTileRows * 4];  // 64 bytes per 16 rows (weight_digits)
   float step[H], lo_sum[H];
   alignas(64) uint8_t quads[kMaxGroupBytes / 16 * (kMaxTileRows / 4) * 64];  // (code block, quad) -> 64 bytes
   // Byte 4i + k of a quad's four 16-byte loads: byte i of row k.
@@ -163,6 +167,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
         const uint8_t* tq = quads + (size_t)(cb / 16) * nq * 64;
         for (int q = 0; q < nq; ++q) {
           const __m512i x = _mm512_load_si512(tq + (size_t)q * 64);
+          const int dq = (q >> 2) * 64 + (q & 3) * 4;  // quad q's 4 bytes of digit 0
           __m512i codes[K];
 #pragma GCC unroll 4
           for (int k = 0; k < K; ++k) {
@@ -174,7 +179,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
 #pragma GCC unroll 4
             for (int t = 0; t < kT; ++t)
 #pragma GCC unroll 4
-              for (int k = 0; k < K; ++k) a[h][k][t] = dpbusd_bcast(a[h][k][t], codes[k], digits[h] + t * kMaxTileRows + 4 * q);
+              for (int k = 0; k < K; ++k) a[h][k][t] = dpbusd_bcast(a[h][k][t], codes[k], digits[h] + dq + 16 * t);
         }
         // Values gi*g + f*qn + cb .. +15 of each head: the digit sums in
         // base 256, times the step, plus the group's offset sum.
