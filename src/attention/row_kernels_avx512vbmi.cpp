@@ -20,8 +20,8 @@
 
 #include <algorithm>
 
-#include "attention/row_kernels_f16.h"
 #include "attention/row_kernels_impl.h"
+#include "attention/row_kernels_vnni.h"
 
 namespace oscar::attention::detail {
 namespace {
@@ -107,14 +107,6 @@ inline float weight_digits(const float* p, const GroupHeaders& hd, int n, int8_t
     _mm512_store_si512(digits + 64 * v, _mm512_permutexvar_epi8(kDigitOrder, u));
   }
   return step;
-}
-
-// acc += codes . (the 4 signed bytes at w, in every lane). With the
-// intrinsics GCC loads every broadcast into a register of its own first;
-// the embedded broadcast makes it one instruction.
-inline __m512i dpbusd_bcast(__m512i acc, __m512i codes, const int8_t* w) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(codes), "m"(*reinterpret_cast<const int32_t*>(w)));
-  return acc;
 }
 
 // Fields (of a group's four) per pass over its quads: as many as keep the

@@ -3,8 +3,9 @@
 // 32-bit lane. The 2-bit codes are such bytes after one shift and mask per
 // field (no widening, no conversion to float), and the query is held as
 // kQ2IntDigits signed bytes per value (Q2IntQuery, prepared once per query by
-// row_kernels.cpp), so an integer dot is exact and the only error against
-// the float kernels is the query's rounding to 24 bits.
+// row_kernels.cpp), so an integer dot is exact and the error against the
+// float kernels is the query's rounding to 24 bits (and a float rounding
+// where the digits' sums are combined).
 //
 // Each 32-bit lane holds one row: the code bytes of 16 rows are transposed
 // four bytes (a word) at a time, so lane j of a field's register holds the
@@ -25,6 +26,7 @@
 #include <algorithm>
 
 #include "attention/row_kernels_impl.h"
+#include "attention/row_kernels_vnni.h"
 
 namespace oscar::attention::detail {
 namespace {
@@ -36,14 +38,6 @@ constexpr int kSlotBytes = (int)kQ2IntSlotBytes;
 inline __m512i load_pair(const uint8_t* a, const uint8_t* b) {
   const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
-}
-
-// acc += codes . (the 4 signed bytes at w, in every lane). With the
-// intrinsics GCC loads every broadcast into a register of its own first;
-// the embedded broadcast makes it one instruction.
-inline __m512i dpbusd_bcast(__m512i acc, __m512i codes, const int8_t* w) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(codes), "m"(*reinterpret_cast<const int32_t*>(w)));
-  return acc;
 }
 
 // Words 0-7 (32 bytes) of 16 rows, transposed: lane L of out[m] holds word m
