@@ -13,7 +13,7 @@ namespace oscar::attention::detail {
 
 constexpr int kMaxGroups = 16;    // q2 groups per row the SIMD kernels take (d / g)
 constexpr int kMaxTileHeads = 8;  // most query heads one kernel call of any set handles
-constexpr int kMaxTileRows = 128; // rows one accumulate call handles: attention_fused's largest block
+constexpr int kMaxTileRows = 128;  // rows one accumulate call handles (attention_fused's largest block)
 
 struct RowBlock {
   const uint8_t* rows = nullptr;
@@ -108,8 +108,8 @@ constexpr int kQ2IntMaxValueGroup = 512;
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
   AccumulateKernel accumulate_q2 = nullptr;
-  // Scores: a group's codes are whole 32-byte words x 8 per row (the
-  // transposition's unit).
+  // Scores: a group's code bytes in a row are a multiple of 32, the unit
+  // the kernel transposes (8 words of 16 rows).
   bool takes_q2(int d, int g, int heads) const {
     return score_q2 && heads <= kQ2IntMaxHeads && g > 0 && g % 128 == 0 && d % g == 0;
   }
