@@ -46,9 +46,9 @@ inline __m512i quad_codes(const uint8_t* const* r, size_t at, __m512i order) {
 }
 
 // The group headers (scale s_j, offset lo_j) of rows j < n of a block, 16
-// rows per vector (zero past n), by one gather per 16 rows: the rows are
-// evenly spaced, and a scalar load and conversion per header cost about a
-// tenth of this kernel in decode.
+// rows per vector (lanes past n zero, and not read), by one gather per 16
+// rows: the rows are evenly spaced, and a scalar load and conversion per
+// header cost about a tenth of this kernel in decode.
 struct GroupHeaders {
   __m512 s[kMaxTileRows / 16], lo[kMaxTileRows / 16];
 };
@@ -56,17 +56,10 @@ inline void group_headers(const RowBlock& b, size_t at, GroupHeaders& hd) {
   const __m512i step = _mm512_set1_epi32((int)(16 * b.stride));
   __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                    _mm512_set1_epi32((int)b.stride));
-  for (int v = 0; v < kMaxTileRows / 16; ++v, idx = _mm512_add_epi32(idx, step)) {
+  for (int v = 0; 16 * v < b.n; ++v, idx = _mm512_add_epi32(idx, step)) {
     const int left = b.n - 16 * v;
-    if (left <= 0) {
-      hd.s[v] = hd.lo[v] = _mm512_setzero_ps();
-      continue;
-    }
     const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-    // Lane j: the f16 scale in its low half, the f16 offset in its high half.
-    const __m512i x = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, b.rows + at, 1);
-    hd.s[v] = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(x));
-    hd.lo[v] = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(x, 16)));
+    unpack_headers(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, idx, b.rows + at, 1), hd.s[v], hd.lo[v]);
   }
 }
 
@@ -97,14 +90,14 @@ inline float weight_digits(const float* p, const GroupHeaders& hd, int n, int8_t
   // p is zero), and no quad reaches past the last vector.
   const __m512i bias = _mm512_set1_epi32(0x808080);
   // Bytes 16t + i: digit t of lane i, the byte 2 - t of its int32.
-  const __m512i kDigitOrder = _mm512_set_epi8(
+  const __m512i digit_order = _mm512_set_epi8(
       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0,
       61, 57, 53, 49, 45, 41, 37, 33, 29, 25, 21, 17, 13, 9, 5, 1, 62, 58, 54, 50, 46, 42, 38, 34, 30, 26, 22, 18, 14,
       10, 6, 2);
   for (int v = 0; v < nv; ++v) {
     const __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(w[v], inv));
     const __m512i u = _mm512_xor_si512(_mm512_add_epi32(r, bias), bias);
-    _mm512_store_si512(digits + 64 * v, _mm512_permutexvar_epi8(kDigitOrder, u));
+    _mm512_store_si512(digits + 64 * v, _mm512_permutexvar_epi8(digit_order, u));
   }
   return step;
 }

@@ -106,9 +106,8 @@ void score_q2_int_lanes(const RowBlock& b, const Q2IntView& q, float* scores, si
           }
       }
       // Lane L: the f16 scale of its row's group in the low half, the offset in the high half.
-      const __m512i hdr = _mm512_i32gather_epi32(hdr_at, b.rows + (size_t)j0 * b.stride + gi * gb, 1);
-      const __m512 s = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hdr));
-      const __m512 lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hdr, 16)));
+      __m512 s, lo;
+      unpack_headers(_mm512_i32gather_epi32(hdr_at, b.rows + (size_t)j0 * b.stride + gi * gb, 1), s, lo);
 #pragma GCC unroll 4
       for (int h = 0; h < H; ++h) {
         __m512 v = _mm512_cvtepi32_ps(dot[h][0]);
