@@ -186,7 +186,8 @@ void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, s
   constexpr int kMaxOutputs = 4;
   bool shared = n_cols == 1 && n_outs >= 1 && n_outs <= kMaxOutputs;
   for (int i = 1; shared && i < n_outs; ++i)
-    shared = outs[i].w->traits->act_type == outs[0].w->traits->act_type && outs[i].w->cols == outs[0].w->cols;
+    shared = outs[i].w->traits->act_type == outs[0].w->traits->act_type &&
+             outs[i].w->traits->act_order == outs[0].w->traits->act_order && outs[i].w->cols == outs[0].w->cols;
   if (!shared) {
     for (int i = 0; i < n_outs; ++i) matmul(*outs[i].w, x, x_stride, n_cols, outs[i].y, outs[i].y_stride, pool, scratch);
     return;

@@ -15,6 +15,9 @@
 //   Q6_K (210 B): ql[128] (low nibbles), qh[64] (high 2 bits), int8 scales[16],
 //                 f16 d. x = d * sc * (q - 32), 16 sub-blocks of 16.
 //   Q8_K (292 B): f32 d, int8 qs[256], int16 bsums[16] (sums of 16 qs each).
+//                 The AVX-512 Q4_K / Q5_K kernels take it in the paired order
+//                 (pair_q8_K_chunks): qs chunks of 32 in the order
+//                 0, 2, 1, 3, 4, 6, 5, 7, bsums unchanged.
 //
 // Where value i of a super-block lives (i = 128 * h + 32 * j + l, l < 32):
 //   Q2_K / Q3_K: bits 2j..2j+1 of qs[32h + l]; Q3_K's high bit is bit 4h + j
@@ -160,6 +163,11 @@ void dot_q3_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int
 void dot_q4_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q5_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q6_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void dot_q2_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void dot_q3_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void dot_q4_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void dot_q5_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void dot_q6_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 #endif
 
 // Scalar pieces shared by the table and the tests.
@@ -182,11 +190,18 @@ void quantize_q4_K(const float* src, void* dst, int64_t n);
 void quantize_q5_K(const float* src, void* dst, int64_t n);
 void quantize_q6_K(const float* src, void* dst, int64_t n);
 void quantize_q8_K(const float* src, void* dst, int64_t n);
+// Swaps the 32-byte qs chunks 1 <-> 2 and 5 <-> 6 of every block of a Q8_K
+// row of n values, in place: natural order <-> the paired order of the
+// AVX-512 Q4_K / Q5_K kernels (its own inverse).
+void pair_q8_K_chunks(void* row, int64_t n);
 
 void dot_q2_K_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q3_K_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q4_K_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q5_K_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q6_K_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+// The scalar references on activations in the paired order.
+void dot_q4_K_paired_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+void dot_q5_K_paired_ref(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 
 }  // namespace oscar::quant

@@ -1,251 +1,28 @@
-// AVX-512 (F/BW/VL/DQ) dot kernels for the k-quants against Q8_K.
-//
-// Every format is first decoded, per super-block, into the common form of
-// kquant_blocks.h: 256 unsigned weights u (< 64) in four zmm registers laid
-// out exactly like the 256 activation bytes, 16 int16 scales s and 16 int16
-// bias factors t. The product of one super-block with one activation block is
-//   a.d * (d * sum_g s_g * sum_i u_i a_i  -  m * sum_g t_g * bsum_g)
-// where sum_i u_i a_i comes from vpmaddubsw (u unsigned <= 63 and a in
-// [-127, 127] cannot saturate: 2 * 63 * 127 < 32767) and the per-16 scales are
-// applied by vpmaddwd. Mins / the constant offsets of Q3_K and Q6_K never
-// touch the weights: they go through Q8_K's block sums.
-//
-// A tile decodes each weight super-block once and multiplies it with all nc
-// activation columns (accumulators in registers, nc <= 8), so in a GEMM the
-// unpacking cost is shared by the columns and in a GEMV (nc = 1) the kernel is
-// a straight stream over the weight rows.
-// GCC 12 warns falsely about the _mm512_undefined_* placeholders inside the
-// AVX-512 intrinsics (-Wmaybe-uninitialized, GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-
-#include "core/prefetch.h"
-#include "quant/kquant_blocks.h"
-#include "quant/kquant_simd_fields.h"
+// AVX-512 (F/BW/VL/DQ) entry points of the k-quant dot kernels; the kernels
+// are in kquant_dot_avx512_impl.h.
+#include "quant/kquant_dot_avx512_impl.h"
 
 namespace oscar::quant {
-namespace {
-
-#define KQ_INLINE inline __attribute__((always_inline))
-
-struct Dec {
-  __m512i u[4];  // weights 64g .. 64g+63
-  __m512i s[4];  // int16 scale of each int16 lane of maddubs(u[g], a)
-  __m256i t;     // int16 bias factor per 16-value group
-  __m128 dm;     // (d, m, ...): the super-block scale and min scale
-};
-
-// permutexvar indices that spread 16 int16 scales (one per 16 values) over
-// the 32 int16 lanes of a maddubs result: lane L of group g gets 4g + L/8.
-struct ScaleIdx {
-  alignas(64) int16_t v[4][32];
-  constexpr ScaleIdx() : v{} {
-    for (int g = 0; g < 4; ++g)
-      for (int l = 0; l < 32; ++l) v[g][l] = (int16_t)(4 * g + l / 8);
-  }
-};
-constexpr ScaleIdx kScaleIdx;
-
-KQ_INLINE void spread_scales(__m256i s16, Dec& D) {
-  const __m512i s = _mm512_castsi256_si512(s16);
-  for (int g = 0; g < 4; ++g)
-    D.s[g] = _mm512_permutexvar_epi16(_mm512_load_si512(kScaleIdx.v[g]), s);
-}
-
-// vpshufb indices (per 128-bit lane, each holding a copy of the 16 bytes
-// of k4_scale_bytes) that put byte 2g + L / 16 (the scale of 32 values) in
-// int16 lane L of group g and zero (0x80) in its high byte; [4]: byte 8 + L / 2
-// (the min of lane L's 16 values) for the bias factors. One in-lane vpshufb
-// per register instead of a widening and a cross-lane vpermw:
-// gemv_cached/q4_K 4% faster (bench/RESULTS.md, session 11).
-struct K4ShuffleIdx {
-  alignas(64) int8_t v[5][64];
-  constexpr K4ShuffleIdx() : v{} {
-    for (int g = 0; g < 4; ++g)
-      for (int L = 0; L < 32; ++L) v[g][2 * L] = (int8_t)(2 * g + L / 16), v[g][2 * L + 1] = (int8_t)0x80;
-    for (int L = 0; L < 16; ++L) v[4][2 * L] = (int8_t)(8 + L / 2), v[4][2 * L + 1] = (int8_t)0x80;
-  }
-};
-constexpr K4ShuffleIdx kK4Idx;
-
-// Q4_K/Q5_K scales and mins: 8 of each, one per 32 values -> 16 int16 each
-// (every value repeated for its two groups of 16).
-KQ_INLINE void k4_scales(const uint8_t* packed, Dec& D) {
-  const __m512i b = _mm512_broadcast_i32x4(k4_scale_bytes(packed));
-  for (int g = 0; g < 4; ++g) D.s[g] = _mm512_shuffle_epi8(b, _mm512_load_si512(kK4Idx.v[g]));
-  D.t = _mm256_shuffle_epi8(_mm512_castsi512_si256(b), _mm256_load_si256((const __m256i*)kK4Idx.v[4]));
-}
-
-// Low nibbles of 32 bytes in the low half, high nibbles in the high half.
-KQ_INLINE __m512i nibbles(const uint8_t* p) {
-  const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)p));
-  return _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xffff0000u, q, 4), _mm512_set1_epi8(15));
-}
-
-struct DecQ4 {
-  using Block = BlockQ4_K;
-  static KQ_INLINE void run(const Block& b, Dec& D) {
-    k4_scales(b.scales, D);
-    for (int c = 0; c < 4; ++c) D.u[c] = nibbles(b.qs + 32 * c);
-    D.dm = f16_pair(&b.d);
-  }
-};
-
-struct DecQ5 {
-  using Block = BlockQ5_K;
-  static KQ_INLINE void run(const Block& b, Dec& D) {
-    k4_scales(b.scales, D);
-    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)b.qh));
-    const __m512i sixteen = _mm512_set1_epi8(16);
-    for (int c = 0; c < 4; ++c) {
-      // Fifth bit of value 64c + 32k + l is bit 2c + k of qh[l].
-      const __m512i sel = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << (2 * c))),
-                                             _mm256_set1_epi8((char)(1 << (2 * c + 1))), 1);
-      const __mmask64 hi = _mm512_test_epi8_mask(qh, sel);
-      const __m512i lo = nibbles(b.qs + 32 * c);
-      D.u[c] = _mm512_mask_add_epi8(lo, hi, lo, sixteen);
-    }
-    D.dm = f16_pair(&b.d);
-  }
-};
-
-struct DecQ6 {
-  using Block = BlockQ6_K;
-  static KQ_INLINE void run(const Block& b, Dec& D) {
-    const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
-    for (int h = 0; h < 2; ++h) {
-      const __m512i L = _mm512_loadu_si512(b.ql + 64 * h);
-      const __m256i H = _mm256_loadu_si256((const __m256i*)(b.qh + 32 * h));
-      // Low half: qh bits 0-1 (values 0..31), high half: bits 2-3 (32..63);
-      // after >> 4 the same register gives bits 4-5 and 6-7 (64..127).
-      const __m512i Hz = _mm512_inserti64x4(_mm512_castsi256_si512(H), _mm256_srli_epi16(H, 2), 1);
-      D.u[2 * h] = _mm512_or_si512(_mm512_and_si512(L, m0f),
-                                   _mm512_and_si512(_mm512_slli_epi16(Hz, 4), m30));
-      D.u[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(L, 4), m0f),
-                                       _mm512_and_si512(Hz, m30));
-    }
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)b.scales));
-    spread_scales(s16, D);
-    D.t = _mm256_slli_epi16(s16, 5);  // 32 * s: values are u - 32
-    D.dm = f16_all(&b.d);
-  }
-};
-
-// Two-bit fields of 32 bytes: zmm 2h gets shifts 0 and 2, zmm 2h+1 shifts 4 and 6.
-KQ_INLINE void crumbs(const uint8_t* qs, __m512i* u) {
-  const __m512i m3 = _mm512_set1_epi8(3);
-  for (int h = 0; h < 2; ++h) {
-    const __m256i Q = _mm256_loadu_si256((const __m256i*)(qs + 32 * h));
-    const __m512i Qz = _mm512_inserti64x4(_mm512_castsi256_si512(Q), _mm256_srli_epi16(Q, 2), 1);
-    u[2 * h] = _mm512_and_si512(Qz, m3);
-    u[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(Qz, 4), m3);
-  }
-}
-
-struct DecQ2 {
-  using Block = BlockQ2_K;
-  static KQ_INLINE void run(const Block& b, Dec& D) {
-    crumbs(b.qs, D.u);
-    const __m128i sc = _mm_loadu_si128((const __m128i*)b.scales);
-    const __m128i m0f = _mm_set1_epi8(0x0f);
-    spread_scales(_mm256_cvtepu8_epi16(_mm_and_si128(sc, m0f)), D);
-    D.t = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), m0f));
-    D.dm = f16_pair(&b.d);
-  }
-};
-
-struct DecQ3 {
-  using Block = BlockQ3_K;
-  static KQ_INLINE void run(const Block& b, Dec& D) {
-    crumbs(b.qs, D.u);
-    const __m512i hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)b.hmask));
-    const __m512i four = _mm512_set1_epi8(4);
-    for (int g = 0; g < 4; ++g) {
-      // Value 128h + 32j + l has its high bit at bit 4h + j of hmask[l].
-      const int bit = 4 * (g / 2) + 2 * (g % 2);
-      const __m512i sel = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << bit)),
-                                             _mm256_set1_epi8((char)(1 << (bit + 1))), 1);
-      D.u[g] = _mm512_mask_add_epi8(D.u[g], _mm512_test_epi8_mask(hm, sel), D.u[g], four);
-    }
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(k3_scale_bytes(b.scales), _mm_set1_epi8(32)));
-    spread_scales(s16, D);
-    D.t = _mm256_slli_epi16(s16, 2);  // 4 * s: values are u - 4
-    D.dm = f16_all(&b.d);
-  }
-};
-
-KQ_INLINE void step(const Dec& D, const BlockQ8_K& a, __m512& acc) {
-  __m512i p[4];
-  for (int g = 0; g < 4; ++g)
-    p[g] = _mm512_madd_epi16(_mm512_maddubs_epi16(D.u[g], _mm512_loadu_si512(a.qs + 64 * g)), D.s[g]);
-  const __m512i isum = _mm512_add_epi32(_mm512_add_epi32(p[0], p[1]), _mm512_add_epi32(p[2], p[3]));
-  const __m256i bias = _mm256_madd_epi16(D.t, _mm256_loadu_si256((const __m256i*)a.bsums));
-  const __m128 f = block_factors(D.dm, a.d);
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(f), acc);
-  acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(bias)), _mm512_broadcastss_ps(_mm_movehdup_ps(f)),
-                         acc);
-}
-
-template <class T, int NC>
-void tile(int64_t nb, const uint8_t* w, size_t ws, int nr, const uint8_t* act, size_t as, float* out,
-          size_t os) {
-  const BlockQ8_K* a[NC];
-  for (int c = 0; c < NC; ++c) a[c] = reinterpret_cast<const BlockQ8_K*>(act + c * as);
-  for (int r = 0; r < nr; ++r) {
-    const auto* wr = reinterpret_cast<const typename T::Block*>(w + r * ws);
-    __m512 acc[NC];
-    for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
-    for (int64_t ib = 0; ib < nb; ++ib) {
-      if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&wr[ib]) + kStreamPrefetchBytes, sizeof(wr[ib]));
-      Dec D;
-      T::run(wr[ib], D);
-      for (int c = 0; c < NC; ++c) step(D, a[c][ib], acc[c]);
-    }
-    for (int c = 0; c < NC; ++c) out[r * os + c] = _mm512_reduce_add_ps(acc[c]);
-  }
-}
-
-template <class T>
-void dot(int64_t n, const void* w, size_t ws, int nr, const void* act, size_t as, int nc, float* out,
-         size_t os) {
-  const int64_t nb = n / kQK_K;
-  const auto* wb = static_cast<const uint8_t*>(w);
-  const auto* ab = static_cast<const uint8_t*>(act);
-  switch (nc) {
-    case 1: return tile<T, 1>(nb, wb, ws, nr, ab, as, out, os);
-    case 2: return tile<T, 2>(nb, wb, ws, nr, ab, as, out, os);
-    case 3: return tile<T, 3>(nb, wb, ws, nr, ab, as, out, os);
-    case 4: return tile<T, 4>(nb, wb, ws, nr, ab, as, out, os);
-    case 5: return tile<T, 5>(nb, wb, ws, nr, ab, as, out, os);
-    case 6: return tile<T, 6>(nb, wb, ws, nr, ab, as, out, os);
-    case 7: return tile<T, 7>(nb, wb, ws, nr, ab, as, out, os);
-    default: return tile<T, 8>(nb, wb, ws, nr, ab, as, out, os);
-  }
-}
-
-}  // namespace
 
 void dot_q2_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
                      float* o, size_t os) {
-  dot<DecQ2>(n, w, ws, nr, a, as, nc, o, os);
+  dot<DecQ2, false>(n, w, ws, nr, a, as, nc, o, os);
 }
 void dot_q3_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
                      float* o, size_t os) {
-  dot<DecQ3>(n, w, ws, nr, a, as, nc, o, os);
+  dot<DecQ3, false>(n, w, ws, nr, a, as, nc, o, os);
 }
 void dot_q4_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
                      float* o, size_t os) {
-  dot<DecQ4>(n, w, ws, nr, a, as, nc, o, os);
+  dot<DecQ4, false>(n, w, ws, nr, a, as, nc, o, os);
 }
 void dot_q5_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
                      float* o, size_t os) {
-  dot<DecQ5>(n, w, ws, nr, a, as, nc, o, os);
+  dot<DecQ5, false>(n, w, ws, nr, a, as, nc, o, os);
 }
 void dot_q6_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
                      float* o, size_t os) {
-  dot<DecQ6>(n, w, ws, nr, a, as, nc, o, os);
+  dot<DecQ6, false>(n, w, ws, nr, a, as, nc, o, os);
 }
 
 }  // namespace oscar::quant

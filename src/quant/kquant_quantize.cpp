@@ -284,4 +284,16 @@ void quantize_q8_K(const float* src, void* dst, int64_t n) {
   }
 }
 
+void pair_q8_K_chunks(void* row, int64_t n) {
+  auto* b = static_cast<BlockQ8_K*>(row);
+  for (int64_t ib = 0; ib < n / kQK_K; ++ib)
+    for (int h = 0; h < 2; ++h) {
+      int8_t tmp[32];
+      int8_t* x = b[ib].qs + 128 * h;
+      std::memcpy(tmp, x + 32, 32);
+      std::memcpy(x + 32, x + 64, 32);
+      std::memcpy(x + 64, tmp, 32);
+    }
+}
+
 }  // namespace oscar::quant

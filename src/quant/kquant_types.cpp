@@ -179,7 +179,15 @@ void kq_decode_q6_K(const BlockQ6_K& b, KqDecoded& o) {
 
 namespace {
 
-template <class Block, void (*Decode)(const Block&, KqDecoded&)>
+// Where natural activation value i sits in a paired Q8_K block
+// (pair_q8_K_chunks): chunks of 32 in the order 0, 2, 1, 3, 4, 6, 5, 7.
+constexpr int paired_index(int i) {
+  const int c = i / 32;
+  return 32 * ((c % 4 == 1 || c % 4 == 2) ? c ^ 3 : c) + i % 32;
+}
+static_assert(paired_index(32) == 64 && paired_index(64) == 32 && paired_index(200) == 168);
+
+template <class Block, void (*Decode)(const Block&, KqDecoded&), bool kPaired = false>
 void dot_ref_tile(int64_t n, const void* w, size_t w_stride, int nr, const void* act,
                   size_t act_stride, int nc, float* out, size_t out_stride) {
   const int64_t nb = n / kQK_K;
@@ -195,7 +203,10 @@ void dot_ref_tile(int64_t n, const void* w, size_t w_stride, int nr, const void*
         int32_t sum = 0, bias = 0;
         for (int g = 0; g < 16; ++g) {
           int32_t sg = 0;
-          for (int i = 0; i < 16; ++i) sg += (int16_t)dec.u[16 * g + i] * (int16_t)a.qs[16 * g + i];
+          for (int i = 0; i < 16; ++i) {
+            const int k = 16 * g + i;
+            sg += (int16_t)dec.u[k] * (int16_t)a.qs[kPaired ? paired_index(k) : k];
+          }
           sum += dec.s[g] * sg;
           bias += dec.t[g] * a.bsums[g];
         }
@@ -228,6 +239,14 @@ void dot_q6_K_ref(int64_t n, const void* w, size_t ws, int nr, const void* a, si
                   float* o, size_t os) {
   dot_ref_tile<BlockQ6_K, kq_decode_q6_K>(n, w, ws, nr, a, as, nc, o, os);
 }
+void dot_q4_K_paired_ref(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                         float* o, size_t os) {
+  dot_ref_tile<BlockQ4_K, kq_decode_q4_K, true>(n, w, ws, nr, a, as, nc, o, os);
+}
+void dot_q5_K_paired_ref(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
+                         float* o, size_t os) {
+  dot_ref_tile<BlockQ5_K, kq_decode_q5_K, true>(n, w, ws, nr, a, as, nc, o, os);
+}
 
 // ---------------------------------------------------------------------------
 // Table rows.
@@ -238,27 +257,42 @@ struct KqKernels {
   TensorType type;
   DequantizeRowFn deq;
   QuantizeRowFn quant;
-  DotTileFn ref, avx2, avx512;
+  DotTileFn ref, avx2, avx512, avx512vnni;
+  DotTileFn paired_ref;  // set where the AVX-512 kernels take paired activations
 };
+
+#if defined(OSCAR_X86)
+// Q8_K in the paired order (the AVX-512 Q4_K / Q5_K kernels). Only chosen on
+// CPUs with AVX-512, which all have the AVX2 encoder's instructions.
+void quantize_q8_K_paired_avx2(const float* src, void* dst, int64_t n) {
+  quantize_q8_K_avx2(src, dst, n);
+  pair_q8_K_chunks(dst, n);
+}
+#endif
 
 }  // namespace
 
 void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures& cpu) {
 #if defined(OSCAR_X86)
   const KqKernels rows[] = {
-      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, dot_q2_K_avx2, dot_q2_K_avx512},
-      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, dot_q3_K_avx2, dot_q3_K_avx512},
-      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, dot_q4_K_avx2, dot_q4_K_avx512},
-      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, dot_q5_K_avx2, dot_q5_K_avx512},
-      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, dot_q6_K_avx2, dot_q6_K_avx512},
+      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, dot_q2_K_avx2, dot_q2_K_avx512,
+       dot_q2_K_avx512vnni, nullptr},
+      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, dot_q3_K_avx2, dot_q3_K_avx512,
+       dot_q3_K_avx512vnni, nullptr},
+      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, dot_q4_K_avx2, dot_q4_K_avx512,
+       dot_q4_K_avx512vnni, dot_q4_K_paired_ref},
+      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, dot_q5_K_avx2, dot_q5_K_avx512,
+       dot_q5_K_avx512vnni, dot_q5_K_paired_ref},
+      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, dot_q6_K_avx2, dot_q6_K_avx512,
+       dot_q6_K_avx512vnni, nullptr},
   };
 #else
   const KqKernels rows[] = {
-      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, nullptr, nullptr},
-      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, nullptr, nullptr},
-      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, nullptr, nullptr},
-      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, nullptr, nullptr},
-      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, nullptr, nullptr},
+      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, nullptr, nullptr, nullptr, nullptr},
+      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, nullptr, nullptr, nullptr, nullptr},
+      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, nullptr, nullptr, nullptr, nullptr},
+      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, nullptr, nullptr, nullptr, nullptr},
+      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, nullptr, nullptr, nullptr, nullptr},
   };
 #endif
   for (const KqKernels& k : rows) {
@@ -268,20 +302,25 @@ void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures&
     t.dequantize = k.deq;
     t.quantize = k.quant;
     t.quantize_act = quantize_q8_K;
+    t.dot_ref = k.ref;
+    t.dot = k.ref;
+    t.dot_impl = "scalar";
 #if defined(OSCAR_X86)
     if (cpu.has_avx2_family()) t.quantize_act = quantize_q8_K_avx2;
-#endif
-    t.dot_ref = k.ref;
-    if (cpu.has_avx512_family() && k.avx512) {
-      t.dot = k.avx512;
-      t.dot_impl = "avx512";
-    } else if (cpu.has_avx2_family() && k.avx2) {
+    if (cpu.has_avx512_family()) {
+      const bool vnni = cpu.avx512vnni;
+      t.dot = vnni ? k.avx512vnni : k.avx512;
+      t.dot_impl = vnni ? "avx512vnni" : "avx512";
+      if (k.paired_ref) {
+        t.act_order = ActOrder::kPairedQ8K;
+        t.quantize_act = quantize_q8_K_paired_avx2;
+        t.dot_ref = k.paired_ref;
+      }
+    } else if (cpu.has_avx2_family()) {
       t.dot = k.avx2;
       t.dot_impl = "avx2";
-    } else {
-      t.dot = k.ref;
-      t.dot_impl = "scalar";
     }
+#endif
     present[(uint32_t)k.type] = true;
   }
 }

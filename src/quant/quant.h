@@ -46,15 +46,22 @@ constexpr int kPanelRows = 64;
 // nc..nr_group-1 are zero. One column group in PanelGemmFn's layout.
 void pack_panel_act(const float* x, size_t x_stride, int nc, int64_t k, int nr_group, float* dst);
 
+// Order of the values inside an activation row of act_type. kPairedQ8K: the
+// Q8_K chunks of 32 reordered for the AVX-512 Q4_K / Q5_K kernels
+// (pair_q8_K_chunks in kquant_blocks.h). Rows of the same act_type but another
+// order cannot be shared between weights.
+enum class ActOrder : uint8_t { kNatural, kPairedQ8K };
+
 struct QuantTraits {
   TensorType type;
   TensorType act_type;           // activation format the dot kernels expect
+  ActOrder act_order = ActOrder::kNatural;
   DequantizeRowFn dequantize;    // scalar reference decoder
   QuantizeRowFn quantize;        // reference encoder of weights (tools, tests)
   QuantizeRowFn quantize_act;    // f32 activation row -> act_type row (may be SIMD)
-  DotTileFn dot_ref;             // scalar reference dot (for tests)
+  DotTileFn dot_ref;             // scalar reference dot (for tests), same act_order as dot
   DotTileFn dot;                 // fastest kernel for this CPU
-  const char* dot_impl;          // name of the kernel chosen ("avx512", "avx2", "scalar")
+  const char* dot_impl;          // name of the kernel chosen ("avx512vnni", "avx512", "avx2", "scalar")
   PanelGemmFn gemm_panel = nullptr;  // float weights on a SIMD CPU only; else matmul uses dot
   int gemm_panel_cols = 0;           // NR: columns per packed activation group
 };

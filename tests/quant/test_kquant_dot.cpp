@@ -21,6 +21,7 @@ namespace {
 struct Kernel {
   std::string name;
   DotTileFn fn;
+  bool paired = false;  // takes Q8_K in the paired order (pair_q8_K_chunks)
 };
 
 struct KType {
@@ -47,9 +48,13 @@ std::vector<KType> types() {
   const DotTileFn avx2[] = {dot_q2_K_avx2, dot_q3_K_avx2, dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2};
   const DotTileFn avx512[] = {dot_q2_K_avx512, dot_q3_K_avx512, dot_q4_K_avx512, dot_q5_K_avx512,
                               dot_q6_K_avx512};
+  const DotTileFn avx512vnni[] = {dot_q2_K_avx512vnni, dot_q3_K_avx512vnni, dot_q4_K_avx512vnni,
+                                  dot_q5_K_avx512vnni, dot_q6_K_avx512vnni};
   for (size_t i = 0; i < t.size(); ++i) {
+    const bool paired = i == 2 || i == 3;  // q4_K, q5_K
     if (cpu.has_avx2_family()) t[i].simd.push_back({"avx2", avx2[i]});
-    if (cpu.has_avx512_family()) t[i].simd.push_back({"avx512", avx512[i]});
+    if (cpu.has_avx512_family()) t[i].simd.push_back({"avx512", avx512[i], paired});
+    if (cpu.has_avx512_family() && cpu.avx512vnni) t[i].simd.push_back({"avx512vnni", avx512vnni[i], paired});
   }
 #endif
   return t;
@@ -106,10 +111,19 @@ Rows make_acts(int64_t n, int cols, size_t pad, std::mt19937& rng, bool extreme 
   return a;
 }
 
+// The activations a kernel takes: the natural rows, or a copy in the paired order.
+Rows kernel_acts(const Rows& a, const Kernel& k, int64_t n, int cols, size_t first) {
+  Rows p = a;
+  if (k.paired)
+    for (int c = 0; c < cols; ++c) pair_q8_K_chunks(p.buf.data() + first + c * p.stride, n);
+  return p;
+}
+
 void compare_all_tiles(const KType& t, const Kernel& k, int64_t n, bool extreme, uint32_t seed) {
   std::mt19937 rng(seed);
   const Rows w = make_weights(t, n, kMaxTile, 6, rng);
   const Rows a = make_acts(n, kMaxTile, 12, rng, extreme);
+  const Rows ak = kernel_acts(a, k, n, kMaxTile, 4);
   // |w| . |a| per pair bounds the rounding error of either summation order.
   std::vector<float> wf((size_t)n), af((size_t)n);
   std::vector<double> mag(kMaxTile * kMaxTile, 0.0);
@@ -127,7 +141,7 @@ void compare_all_tiles(const KType& t, const Kernel& k, int64_t n, bool extreme,
     for (int nc = 1; nc <= kMaxTile; ++nc) {
       std::vector<float> want(os * kMaxTile, -1.0f), got(os * kMaxTile, -2.0f);
       t.ref(n, w.at(2), w.stride, nr, a.at(4), a.stride, nc, want.data(), os);
-      k.fn(n, w.at(2), w.stride, nr, a.at(4), a.stride, nc, got.data(), os);
+      k.fn(n, w.at(2), w.stride, nr, ak.at(4), ak.stride, nc, got.data(), os);
       for (int r = 0; r < kMaxTile; ++r)
         for (int c = 0; c < (int)os; ++c) {
           const size_t i = r * os + c;
@@ -167,11 +181,49 @@ TEST(KQuantSimd, ExtremeWeights) {
       }
       std::mt19937 rng(4);
       const Rows a = make_acts(n, 1, 0, rng, true);
+      const Rows ak = kernel_acts(a, k, n, 1, 4);
       float want = 0, got = 1;
       t.ref(n, w.data(), 0, 1, a.at(4), a.stride, 1, &want, 1);
-      k.fn(n, w.data(), 0, 1, a.at(4), a.stride, 1, &got, 1);
+      k.fn(n, w.data(), 0, 1, ak.at(4), ak.stride, 1, &got, 1);
       EXPECT_NEAR(got, want, 1e-5 * std::fabs(want) + 1e-6) << t.name << " " << k.name;
     }
+}
+
+TEST(KQuantPaired, PairingSwapsChunksAndIsItsOwnInverse) {
+  std::mt19937 rng(11);
+  std::vector<BlockQ8_K> a(3), b;
+  for (auto& blk : a) {
+    blk.d = 0.5f;
+    for (int i = 0; i < 256; ++i) blk.qs[i] = (int8_t)(rng() % 255 - 127);
+    for (int g = 0; g < 16; ++g) blk.bsums[g] = (int16_t)(rng() % 1000);
+  }
+  b = a;
+  pair_q8_K_chunks(b.data(), 256 * 3);
+  const int order[8] = {0, 2, 1, 3, 4, 6, 5, 7};  // natural chunk at each paired position
+  for (int ib = 0; ib < 3; ++ib) {
+    EXPECT_EQ(b[ib].d, a[ib].d);
+    EXPECT_EQ(std::memcmp(b[ib].bsums, a[ib].bsums, sizeof a[ib].bsums), 0);
+    for (int c = 0; c < 8; ++c)
+      EXPECT_EQ(std::memcmp(b[ib].qs + 32 * c, a[ib].qs + 32 * order[c], 32), 0) << ib << " " << c;
+  }
+  pair_q8_K_chunks(b.data(), 256 * 3);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(BlockQ8_K)), 0);
+}
+
+TEST(KQuantPaired, PairedReferencesEqualTheNaturalOnes) {
+  const int64_t n = 512;
+  std::mt19937 rng(12);
+  for (const KType& t : types()) {
+    if (std::string(t.name) != "q4_K" && std::string(t.name) != "q5_K") continue;
+    const DotTileFn paired = std::string(t.name) == "q4_K" ? dot_q4_K_paired_ref : dot_q5_K_paired_ref;
+    const Rows w = make_weights(t, n, 3, 0, rng);
+    const Rows a = make_acts(n, 2, 0, rng);
+    const Rows ap = kernel_acts(a, Kernel{"paired", nullptr, true}, n, 2, 4);
+    float want[6], got[6];
+    t.ref(n, w.at(2), w.stride, 3, a.at(4), a.stride, 2, want, 2);
+    paired(n, w.at(2), w.stride, 3, ap.at(4), ap.stride, 2, got, 2);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(got[i], want[i]) << t.name << " " << i;
+  }
 }
 
 TEST(KQuantSimd, Q8KEncoderMatchesScalarBitForBit) {
@@ -210,12 +262,13 @@ TEST(KQuantSimd, GemvThroughputInfo) {
     std::vector<Kernel> ks = t.simd;
     ks.insert(ks.begin(), {"scalar", t.ref});
     for (const Kernel& k : ks) {
+      const Rows ak = kernel_acts(a, k, n, 1, 4);
       int reps = 0;
       const auto t0 = std::chrono::steady_clock::now();
       double s = 0;
       do {
         for (int r = 0; r < rows; r += kMaxTile)
-          k.fn(n, w.at(2) + r * rb, rb, kMaxTile, a.at(4), a.stride, 1, out.data() + r, 1);
+          k.fn(n, w.at(2) + r * rb, rb, kMaxTile, ak.at(4), ak.stride, 1, out.data() + r, 1);
         ++reps;
         s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       } while (s < 0.05);

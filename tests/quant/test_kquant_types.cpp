@@ -349,7 +349,9 @@ TEST(KQuantTable, RowsAndScalarDefault) {
   const QuantTable best(cpu);
   const char* want = "scalar";
 #if defined(OSCAR_X86)
-  if (cpu.has_avx512_family())
+  if (cpu.has_avx512_family() && cpu.avx512vnni)
+    want = "avx512vnni";
+  else if (cpu.has_avx512_family())
     want = "avx512";
   else if (cpu.has_avx2_family())
     want = "avx2";
