@@ -194,7 +194,7 @@ const Shape kQwen4{36, 32, 8, 128};
 const Shape kGemma4Global{10, 32, 4, 512};
 
 void args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"depth", "threads"})->ArgsProduct({{4096, 16384}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->ArgNames({"depth", "threads"})->ArgsProduct({{128, 4096, 16384}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_f16, kQwen06, kv::CacheType::F16)->Apply(args);

@@ -25,6 +25,10 @@ constexpr int kMaxBlock = 128;
 // and of Gemma-4's global d512 (132 bytes; 4-5% faster there at 16K).
 constexpr size_t kSmallRowBytes = 136;
 constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
+// Query heads one item serves (QueryTile): a call of the float row kernels,
+// or of the integer q2_0 kernels.
+constexpr int kFloatQueryHeads = 8;
+constexpr int kQ2QueryHeads = 4;
 
 // Online-softmax state of one query head over part of the keys.
 struct Partial {
@@ -57,6 +61,50 @@ struct SegmentCursor {
   }
 };
 
+// Consecutive tokens of one sequence (a prompt's) that share every row they
+// read: one item serves all their query heads, so each K and V row is loaded
+// once per tile instead of once per token. Decode tokens are tiles of one.
+struct QueryTile {
+  int t0, n;  // batch tokens t0 .. t0 + n - 1, positions pos[t0] + i
+};
+
+std::vector<QueryTile> query_tiles(const BatchView& b, int max_tokens) {
+  std::vector<QueryTile> tiles;
+  for (int t = 0; t < b.n_tokens;) {
+    int n = 1;
+    while (n < max_tokens && t + n < b.n_tokens && b.seq[t + n] == b.seq[t] && b.pos[t + n] == b.pos[t] + n &&
+           b.n_cached[t + n] == b.n_cached[t])
+      ++n;
+    tiles.push_back({t, n});
+    t += n;
+  }
+  return tiles;
+}
+
+// Tokens per tile: as many as keep a tile's query heads within one call of
+// the row kernels (kMaxTileHeads), or of the integer q2_0 kernels where the
+// cache holds q2_0 rows (more heads would send those rows to the float kernels).
+int tile_tokens(const kv::KvCache& cache, int group) {
+  const bool q2 = cache.config().type_k == kv::CacheType::Q2_0 || cache.config().type_v == kv::CacheType::Q2_0;
+  return std::max(1, (q2 ? kQ2QueryHeads : kFloatQueryHeads) / group);
+}
+
+// Folds a block's scores into the states of one token's heads when only
+// rows [a, e) of it are visible to the token: p is zero elsewhere, and a
+// block with nothing visible leaves the states alone.
+void softmax_visible(Partial* st, int heads, const float* scores, float* p, size_t bs, int n, int a, int e, int d) {
+  for (int h = 0; h < heads; ++h) {
+    float* ph = p + (size_t)h * bs;
+    if (a >= e) {
+      std::fill(ph, ph + n, 0.0f);
+      continue;
+    }
+    softmax_update(st[h], scores + (size_t)h * bs + a, ph + a, e - a, d);
+    std::fill(ph, ph + a, 0.0f);
+    std::fill(ph + e, ph + n, 0.0f);
+  }
+}
+
 }  // namespace
 
 void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& cache, const BatchView& b,
@@ -66,10 +114,12 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   const float scale = layer.kq_scale();
   const kv::TierStore& ks = cache.k_store(il);
   const kv::TierStore& vs = cache.v_store(il);
+  const std::vector<QueryTile> tiles = query_tiles(b, tile_tokens(cache, group));
+  const int max_heads = tile_tokens(cache, group) * group;  // heads of the largest tile
 
   // Split long cached contexts so every thread has work even when there are
-  // fewer (token, KV head) pairs than threads (decode): flash-decoding.
-  const int pairs = b.n_tokens * n_kv;
+  // fewer (tile, KV head) pairs than threads (decode): flash-decoding.
+  const int pairs = (int)tiles.size() * n_kv;
   // Cached positions each token reads: [first, n_cached), first > 0 only in
   // sliding-window layers.
   auto first_cached = [&](int t) { return std::min(window_start(layer, b.pos[t]), b.n_cached[t]); };
@@ -80,8 +130,10 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     n_chunks = std::clamp((2 * pool.size() + pairs - 1) / pairs, 1, std::max(1, max_cached / kMinChunk));
   const int items = pairs * n_chunks;
 
-  // Partial results per item: m (group), l (group), acc (group, d).
-  std::vector<float> part((size_t)items * group * (d + 2));
+  // Partial results per item: m (heads), l (heads), acc (heads, d), for up
+  // to max_heads heads (token i of the tile, head h: i * group + h).
+  const size_t part_floats = (size_t)max_heads * (d + 2);
+  std::vector<float> part((size_t)items * part_floats);
 
   // Items are handed out in small runs from a shared counter, latest tokens
   // first: in a causal prompt they read the most rows, and a static split
@@ -89,25 +141,37 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   std::atomic<size_t> next{0};
   const size_t run_len = std::max<size_t>(1, (size_t)items / (16 * (size_t)pool.size()));
   pool.run([&](int, int) {
-    std::vector<float> tmp((size_t)d), scores((size_t)group * kMaxBlock), p((size_t)group * kMaxBlock);
+    std::vector<float> tmp((size_t)d), scores((size_t)max_heads * kMaxBlock), p((size_t)max_heads * kMaxBlock);
+    std::vector<float> tile_q((size_t)max_heads * d), sc;
     std::vector<int> keys;
-    std::vector<Partial> st((size_t)group);
+    std::vector<Partial> st((size_t)max_heads);
     Q2IntQuery q2_int;
     auto process = [&](size_t item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
-      const int t = pair / n_kv, g = pair % n_kv;
-      const int seq = b.seq[t], pos = b.pos[t], n_cached = b.n_cached[t];
-      const int lo = window_start(layer, pos), first = std::min(lo, n_cached), span = n_cached - first;
+      const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
+      const int g = pair % n_kv, heads = tile.n * group;
+      const int t0 = tile.t0, seq = b.seq[t0], n_cached = b.n_cached[t0];
+      const int last_pos = b.pos[t0 + tile.n - 1];
+      // The tile's first token sees the earliest cached row (window starts
+      // grow with the position).
+      const int first = first_cached(t0), span = n_cached - first;
       const int c0 = first + (int)((long long)span * c / n_chunks);
       const int c1 = first + (int)((long long)span * (c + 1) / n_chunks);
 
-      float* base = &part[item * group * (d + 2)];
-      for (int h = 0; h < group; ++h) {
-        st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * group + (size_t)h * d};
+      float* base = &part[item * part_floats];
+      for (int h = 0; h < heads; ++h) {
+        st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * heads + (size_t)h * d};
         std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);
       }
+      // The tile's query heads of KV head g, back to back.
+      const float* tq = b.q + (size_t)t0 * q_width + (size_t)g * group * d;
+      if (tile.n > 1) {
+        for (int i = 0; i < tile.n; ++i)
+          std::copy_n(tq + (size_t)i * q_width, (size_t)group * d, tile_q.data() + (size_t)i * group * d);
+        tq = tile_q.data();
+      }
       q2_int.forget();
-      const GroupQuery gq{b.q + (size_t)t * q_width + (size_t)g * group * d, group, d, &q2_int};
+      const GroupQuery gq{tq, heads, d, &q2_int};
 
       SegmentCursor kc, vc;
       kc.n = ks.segments(seq, g, n_cached, kc.seg);
@@ -127,18 +191,23 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int n = p1 - p0;
         score_rows(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, gq, scale,
                    scores.data(), (size_t)bs, tmp.data());
-        for (int h = 0; h < group; ++h)
-          softmax_update(st[(size_t)h], &scores[(size_t)h * bs], &p[(size_t)h * bs], n, d);
+        // Token i sees cached rows from its own window start on.
+        for (int i = 0; i < tile.n; ++i) {
+          const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
+          softmax_visible(&st[(size_t)i * group], group, &scores[(size_t)i * group * bs], &p[(size_t)i * group * bs],
+                          (size_t)bs, n, a, n, d);
+        }
         accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, p.data(),
-                        (size_t)bs, group, base + 2 * group, tmp.data());
+                        (size_t)bs, heads, base + 2 * heads, tmp.data());
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in
       // blocks like the cached ones.
       if (c == n_chunks - 1) {
+        const int lo = window_start(layer, b.pos[t0]);
         keys.clear();
         for (int j = 0; j < b.n_tokens; ++j)
-          if (b.seq[j] == seq && b.pos[j] <= pos && b.pos[j] >= std::max(n_cached, lo)) keys.push_back(j);
+          if (b.seq[j] == seq && b.pos[j] <= last_pos && b.pos[j] >= std::max(n_cached, lo)) keys.push_back(j);
         for (size_t k0 = 0; k0 < keys.size();) {
           // A block of consecutive batch rows (one sequence's tokens are).
           size_t k1 = k0 + 1;
@@ -146,15 +215,47 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           const int n = (int)(k1 - k0);
           const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
           score_rows_f32(b.k + off, (size_t)kv_width, n, gq, scale, scores.data(), kBlock);
-          for (int h = 0; h < group; ++h)
-            softmax_update(st[(size_t)h], &scores[(size_t)h * kBlock], &p[(size_t)h * kBlock], n, d);
-          accumulate_rows_f32(b.v + off, (size_t)kv_width, n, p.data(), kBlock, group, d, base + 2 * group);
+          for (int i = 0; i < tile.n; ++i) {
+            const int pos = b.pos[t0 + i], lo_i = std::max(n_cached, window_start(layer, pos));
+            // The keys token i sees: positions lo_i .. pos. In one block they
+            // are a run when its positions ascend (a prompt's do); otherwise
+            // the visible scores are gathered into a run and scattered back.
+            int a = n, e = 0, visible = 0;
+            for (int j = 0; j < n; ++j) {
+              const int kp = b.pos[keys[k0 + (size_t)j]];
+              if (kp >= lo_i && kp <= pos) a = std::min(a, j), e = std::max(e, j + 1), ++visible;
+            }
+            Partial* sti = &st[(size_t)i * group];
+            float* si = &scores[(size_t)i * group * kBlock];
+            float* pi = &p[(size_t)i * group * kBlock];
+            if (visible == e - a || visible == 0) {
+              softmax_visible(sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
+              continue;
+            }
+            sc.resize((size_t)group * kBlock * 2);
+            for (int h = 0; h < group; ++h) {
+              int m = 0;
+              for (int j = 0; j < n; ++j) {
+                const int kp = b.pos[keys[k0 + (size_t)j]];
+                if (kp >= lo_i && kp <= pos) sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
+              }
+            }
+            softmax_visible(sti, group, sc.data(), sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
+            for (int h = 0; h < group; ++h) {
+              const float* ph = sc.data() + (size_t)(group + h) * kBlock;
+              for (int j = 0, m = 0; j < n; ++j) {
+                const int kp = b.pos[keys[k0 + (size_t)j]];
+                pi[(size_t)h * kBlock + j] = kp >= lo_i && kp <= pos ? ph[m++] : 0.0f;
+              }
+            }
+          }
+          accumulate_rows_f32(b.v + off, (size_t)kv_width, n, p.data(), kBlock, heads, d, base + 2 * heads);
           k0 = k1;
         }
       }
-      for (int h = 0; h < group; ++h) {
+      for (int h = 0; h < heads; ++h) {
         base[h] = st[(size_t)h].m;
-        base[group + h] = st[(size_t)h].l;
+        base[heads + h] = st[(size_t)h].l;
       }
     };
     for (;;) {
@@ -164,23 +265,25 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     }
   });
 
-  // Merge the chunks of each (token, KV head): rescale to a common max.
+  // Merge the chunks of each (tile, KV head): rescale to a common max.
   for (int pair = 0; pair < pairs; ++pair) {
-    const int t = pair / n_kv, g = pair % n_kv;
-    for (int h = 0; h < group; ++h) {
+    const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
+    const int g = pair % n_kv, heads = tile.n * group;
+    auto chunk = [&](int c) { return &part[(size_t)(pair * n_chunks + c) * part_floats]; };
+    for (int hh = 0; hh < heads; ++hh) {
+      const int t = tile.t0 + hh / group, h = hh % group;
       float M = -INFINITY;
-      auto chunk = [&](int c) { return &part[(size_t)(pair * n_chunks + c) * group * (d + 2)]; };
-      for (int c = 0; c < n_chunks; ++c) M = std::max(M, chunk(c)[h]);
+      for (int c = 0; c < n_chunks; ++c) M = std::max(M, chunk(c)[hh]);
       float* o = out + (size_t)t * q_width + ((size_t)g * group + h) * d;
       std::fill(o, o + d, 0.0f);
       float L = 0;
       for (int c = 0; c < n_chunks; ++c) {
         const float* pc = chunk(c);
-        const float m = pc[h], l = pc[group + h];
+        const float m = pc[hh], l = pc[heads + hh];
         if (l == 0.0f) continue;  // an empty chunk
         const float w = std::exp(m - M);
         L += w * l;
-        kernels::axpy(w, pc + 2 * group + (size_t)h * d, o, d);
+        kernels::axpy(w, pc + 2 * heads + (size_t)hh * d, o, d);
       }
       const float inv = L > 0 ? 1.0f / L : 0.0f;
       for (int i = 0; i < d; ++i) o[i] *= inv;

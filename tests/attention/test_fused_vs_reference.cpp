@@ -285,6 +285,40 @@ TEST(FusedVsReferenceQ2, GroupsAndNoTiers) {
   }
 }
 
+// Prompt batches: consecutive tokens of one sequence share an item's rows
+// (query tiles of up to 8 tokens, 4 heads with q2_0 rows). Long prompts,
+// tiles cut short by the batch's end and by the other sequence, a batch
+// whose positions do not ascend (a tile's keys seen in pieces), and a
+// sliding-window layer, where each token of a tile sees other rows.
+TEST(FusedVsReferenceTiles, PromptBatches) {
+  for (auto [tk, tv] : {std::pair{CacheType::F16, CacheType::F16}, {CacheType::Q2_0, CacheType::Q2_0},
+                        {CacheType::F32, CacheType::Q2_0}})
+    for (int gqa : {1, 4})
+      for (int window : {0, 7}) {
+        Fixture f(tk, tv, 128, gqa, 400);
+        f.m.layers[1].sliding_window = window;
+        for (int n : {0, 30, 150}) {
+          f.grow(0, n);
+          f.grow(1, n / 2);
+          std::vector<std::pair<int, int>> prompt;
+          for (int i = 0; i < 19; ++i) prompt.push_back({0, i});
+          std::vector<std::pair<int, int>> two = prompt;
+          two.insert(two.begin() + 5, {1, 0});
+          two.insert(two.begin() + 6, {1, 1});
+          const std::vector<std::vector<std::pair<int, int>>> batches = {
+              prompt, two, {{0, 1}, {0, 2}, {0, 0}, {0, 3}, {0, 4}}};
+          for (size_t bi = 0; bi < batches.size(); ++bi) {
+            const Batch b = make_batch(f, batches[bi]);
+            const auto ref = run(false, f, b, 2);
+            for (int threads : {1, 4})
+              ASSERT_LE(max_rel_diff(run(true, f, b, threads), ref, 128), 1e-4)
+                  << kv::cache_type_name(tk) << "/" << kv::cache_type_name(tv) << " gqa " << gqa << " window "
+                  << window << " cached " << n << " batch " << bi << " threads " << threads;
+          }
+        }
+      }
+}
+
 // ---- independent checks against double-precision attention ----------------
 
 TEST(AttentionSemantics, F32CacheMatchesDoubleSoftmax) {
