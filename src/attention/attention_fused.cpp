@@ -68,9 +68,24 @@ struct QueryTile {
   int t0, n;  // batch tokens t0 .. t0 + n - 1, positions pos[t0] + i
 };
 
-std::vector<QueryTile> query_tiles(const BatchView& b, int max_tokens) {
+// Whether a token of `seq` with n_cached cached positions reads q2_0 rows
+// (cached rows past the sink and recent tiers) in this layer.
+bool reads_q2_rows(const kv::TierStore& store, int seq, int n_cached) {
+  kv::Segment seg[4];
+  const int n = store.segments(seq, 0, n_cached, seg);
+  for (int i = 0; i < n; ++i)
+    if (seg[i].end > seg[i].begin && seg[i].codec->type() == kv::CacheType::Q2_0) return true;
+  return false;
+}
+
+// Tiles of at most kFloatQueryHeads query heads, or kQ2QueryHeads where the
+// sequence has q2_0 rows to read (more heads would send those rows to the
+// float kernels instead of the integer ones).
+std::vector<QueryTile> query_tiles(const BatchView& b, const kv::TierStore& ks, const kv::TierStore& vs, int group) {
   std::vector<QueryTile> tiles;
   for (int t = 0; t < b.n_tokens;) {
+    const bool q2 = reads_q2_rows(ks, b.seq[t], b.n_cached[t]) || reads_q2_rows(vs, b.seq[t], b.n_cached[t]);
+    const int max_tokens = std::max(1, (q2 ? kQ2QueryHeads : kFloatQueryHeads) / group);
     int n = 1;
     while (n < max_tokens && t + n < b.n_tokens && b.seq[t + n] == b.seq[t] && b.pos[t + n] == b.pos[t] + n &&
            b.n_cached[t + n] == b.n_cached[t])
@@ -79,14 +94,6 @@ std::vector<QueryTile> query_tiles(const BatchView& b, int max_tokens) {
     t += n;
   }
   return tiles;
-}
-
-// Tokens per tile: as many as keep a tile's query heads within one call of
-// the row kernels (kMaxTileHeads), or of the integer q2_0 kernels where the
-// cache holds q2_0 rows (more heads would send those rows to the float kernels).
-int tile_tokens(const kv::KvCache& cache, int group) {
-  const bool q2 = cache.config().type_k == kv::CacheType::Q2_0 || cache.config().type_v == kv::CacheType::Q2_0;
-  return std::max(1, (q2 ? kQ2QueryHeads : kFloatQueryHeads) / group);
 }
 
 // Folds a block's scores into the states of one token's heads when only
@@ -114,8 +121,9 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   const float scale = layer.kq_scale();
   const kv::TierStore& ks = cache.k_store(il);
   const kv::TierStore& vs = cache.v_store(il);
-  const std::vector<QueryTile> tiles = query_tiles(b, tile_tokens(cache, group));
-  const int max_heads = tile_tokens(cache, group) * group;  // heads of the largest tile
+  const std::vector<QueryTile> tiles = query_tiles(b, ks, vs, group);
+  int max_heads = 0;  // heads of the largest tile
+  for (const QueryTile& t : tiles) max_heads = std::max(max_heads, t.n * group);
 
   // Split long cached contexts so every thread has work even when there are
   // fewer (tile, KV head) pairs than threads (decode): flash-decoding.
