@@ -158,16 +158,13 @@ void dot_q4_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, 
 void dot_q5_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q6_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void quantize_q8_K_avx2(const float* src, void* dst, int64_t n);
-void dot_q2_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q3_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q4_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q5_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q6_K_avx512(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q2_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q3_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q4_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q5_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
-void dot_q6_K_avx512vnni(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
+// The AVX-512 kernels by type, built twice from kquant_dot_avx512_impl.h:
+// plain (F/BW/VL/DQ) and with VNNI.
+struct KQuantDots {
+  DotTileFn q2_K, q3_K, q4_K, q5_K, q6_K;
+};
+KQuantDots kquant_dots_avx512();
+KQuantDots kquant_dots_avx512vnni();
 #endif
 
 // Scalar pieces shared by the table and the tests.

@@ -1,28 +1,11 @@
-// AVX-512 (F/BW/VL/DQ) entry points of the k-quant dot kernels; the kernels
-// are in kquant_dot_avx512_impl.h.
+// The AVX-512 (F/BW/VL/DQ) build of the k-quant dot kernels in
+// kquant_dot_avx512_impl.h.
 #include "quant/kquant_dot_avx512_impl.h"
 
 namespace oscar::quant {
 
-void dot_q2_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
-                     float* o, size_t os) {
-  dot<DecQ2, false>(n, w, ws, nr, a, as, nc, o, os);
-}
-void dot_q3_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
-                     float* o, size_t os) {
-  dot<DecQ3, false>(n, w, ws, nr, a, as, nc, o, os);
-}
-void dot_q4_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
-                     float* o, size_t os) {
-  dot<DecQ4, false>(n, w, ws, nr, a, as, nc, o, os);
-}
-void dot_q5_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
-                     float* o, size_t os) {
-  dot<DecQ5, false>(n, w, ws, nr, a, as, nc, o, os);
-}
-void dot_q6_K_avx512(int64_t n, const void* w, size_t ws, int nr, const void* a, size_t as, int nc,
-                     float* o, size_t os) {
-  dot<DecQ6, false>(n, w, ws, nr, a, as, nc, o, os);
+KQuantDots kquant_dots_avx512() {
+  return {dot<DecQ2, false>, dot<DecQ3, false>, dot<DecQ4, false>, dot<DecQ5, false>, dot<DecQ6, false>};
 }
 
 }  // namespace oscar::quant

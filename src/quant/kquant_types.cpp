@@ -274,17 +274,15 @@ void quantize_q8_K_paired_avx2(const float* src, void* dst, int64_t n) {
 
 void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures& cpu) {
 #if defined(OSCAR_X86)
+  const KQuantDots a5 = kquant_dots_avx512(), vn = kquant_dots_avx512vnni();
   const KqKernels rows[] = {
-      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, dot_q2_K_avx2, dot_q2_K_avx512,
-       dot_q2_K_avx512vnni, nullptr},
-      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, dot_q3_K_avx2, dot_q3_K_avx512,
-       dot_q3_K_avx512vnni, nullptr},
-      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, dot_q4_K_avx2, dot_q4_K_avx512,
-       dot_q4_K_avx512vnni, dot_q4_K_paired_ref},
-      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, dot_q5_K_avx2, dot_q5_K_avx512,
-       dot_q5_K_avx512vnni, dot_q5_K_paired_ref},
-      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, dot_q6_K_avx2, dot_q6_K_avx512,
-       dot_q6_K_avx512vnni, nullptr},
+      {TensorType::Q2_K, dequantize_q2_K, quantize_q2_K, dot_q2_K_ref, dot_q2_K_avx2, a5.q2_K, vn.q2_K, nullptr},
+      {TensorType::Q3_K, dequantize_q3_K, quantize_q3_K, dot_q3_K_ref, dot_q3_K_avx2, a5.q3_K, vn.q3_K, nullptr},
+      {TensorType::Q4_K, dequantize_q4_K, quantize_q4_K, dot_q4_K_ref, dot_q4_K_avx2, a5.q4_K, vn.q4_K,
+       dot_q4_K_paired_ref},
+      {TensorType::Q5_K, dequantize_q5_K, quantize_q5_K, dot_q5_K_ref, dot_q5_K_avx2, a5.q5_K, vn.q5_K,
+       dot_q5_K_paired_ref},
+      {TensorType::Q6_K, dequantize_q6_K, quantize_q6_K, dot_q6_K_ref, dot_q6_K_avx2, a5.q6_K, vn.q6_K, nullptr},
   };
 #else
   const KqKernels rows[] = {

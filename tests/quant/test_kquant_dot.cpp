@@ -46,10 +46,9 @@ std::vector<KType> types() {
 #if defined(OSCAR_X86)
   const CpuFeatures cpu = detect_cpu();
   const DotTileFn avx2[] = {dot_q2_K_avx2, dot_q3_K_avx2, dot_q4_K_avx2, dot_q5_K_avx2, dot_q6_K_avx2};
-  const DotTileFn avx512[] = {dot_q2_K_avx512, dot_q3_K_avx512, dot_q4_K_avx512, dot_q5_K_avx512,
-                              dot_q6_K_avx512};
-  const DotTileFn avx512vnni[] = {dot_q2_K_avx512vnni, dot_q3_K_avx512vnni, dot_q4_K_avx512vnni,
-                                  dot_q5_K_avx512vnni, dot_q6_K_avx512vnni};
+  const KQuantDots a5 = kquant_dots_avx512(), vn = kquant_dots_avx512vnni();
+  const DotTileFn avx512[] = {a5.q2_K, a5.q3_K, a5.q4_K, a5.q5_K, a5.q6_K};
+  const DotTileFn avx512vnni[] = {vn.q2_K, vn.q3_K, vn.q4_K, vn.q5_K, vn.q6_K};
   for (size_t i = 0; i < t.size(); ++i) {
     const bool paired = i == 2 || i == 3;  // q4_K, q5_K
     if (cpu.has_avx2_family()) t[i].simd.push_back({"avx2", avx2[i]});
