@@ -121,6 +121,19 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   return logits_;
 }
 
+void Forward::for_tokens(int n, const std::function<void(int)>& fn) {
+  // Below this many tokens the per-token work (a few thousand floats) does
+  // not pay for a parallel region.
+  constexpr int kParallelTokens = 16;
+  if (n < kParallelTokens) {
+    for (int i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  pool_.parallel_for((size_t)n, 4, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) fn((int)i);
+  });
+}
+
 void Forward::store_kv(int il, int n, const float* k, const float* v) {
   const model::LayerConfig& l = model_.config().layers[(size_t)il];
   const size_t kvw = (size_t)l.n_head_kv * l.head_dim;
@@ -142,17 +155,21 @@ void Forward::ffn_block(int il, int n) {
   const model::LayerConfig& l = c.layers[(size_t)il];
   const model::LayerWeights& lw = model_.weights().layers[(size_t)il];
   const size_t E = (size_t)c.n_embd, ff = (size_t)c.ff_of(il);
-  for (int i = 0; i < n; ++i)
-    kernels::rms_norm(&x_[i * E], lw.ffn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps);
+  for_tokens(n, [&](int i) { kernels::rms_norm(&x_[i * E], lw.ffn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps); });
   const kernels::MatmulOutput gate_up[2] = {{&lw.ffn_gate, ff_a_.data(), ff}, {&lw.ffn_up, ff_b_.data(), ff}};
   kernels::matmul_shared_input(gate_up, 2, xn_.data(), E, n, pool_, mm_);
-  if (l.ffn_act == model::FfnActivation::GeluTanh) geglu(ff_a_.data(), ff_b_.data(), ff_a_.data(), (size_t)n * ff);
-  else kernels::swiglu(ff_a_.data(), ff_b_.data(), ff_a_.data(), (size_t)n * ff);
+  const bool gelu = l.ffn_act == model::FfnActivation::GeluTanh;
+  for_tokens(n, [&](int i) {
+    float* a = &ff_a_[i * ff];
+    if (gelu) geglu(a, &ff_b_[i * ff], a, ff);
+    else kernels::swiglu(a, &ff_b_[i * ff], a, ff);
+  });
   kernels::matmul(lw.ffn_down, ff_a_.data(), ff, n, xn_.data(), E, pool_, mm_);
-  if (l.post_norms)
-    for (int i = 0; i < n; ++i)
-      kernels::rms_norm(&xn_[i * E], lw.post_ffn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps);
-  kernels::add_inplace(x_.data(), xn_.data(), (size_t)n * E);
+  for_tokens(n, [&](int i) {
+    float* y = &xn_[i * E];
+    if (l.post_norms) kernels::rms_norm(y, lw.post_ffn_norm.data(), y, c.n_embd, c.rms_eps);
+    kernels::add_inplace(&x_[i * E], y, E);
+  });
 }
 
 }  // namespace oscar::runtime

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -83,6 +84,10 @@ class Forward {
   void ple_inputs(const std::vector<BatchToken>& batch, int n);  // fills ple_in_
   void ple_block(int il, int n);        // x += per-layer embedding term
   void store_kv(int il, int n, const float* k, const float* v);
+  // fn(i) for every token i < n: on the pool for a prompt's many tokens
+  // (each one's norms, RoPE and activations are independent), on this
+  // thread for a few (decode), where waking the pool costs more.
+  void for_tokens(int n, const std::function<void(int)>& fn);
   // x' = W x for `count` head vectors of d values in place (W: d x d, one of
   // the plan's matrices).
   void rotate_heads(const float* w, float* x, int count, int d);

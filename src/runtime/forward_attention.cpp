@@ -21,8 +21,7 @@ void Forward::attention_block(int il, int n) {
   const bool own = l.has_own_kv(il);
   const int src = own ? il : l.kv_layer;  // whose cache and rotations this layer uses
 
-  for (int i = 0; i < n; ++i)
-    kernels::rms_norm(&x_[i * E], lw.attn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps);
+  for_tokens(n, [&](int i) { kernels::rms_norm(&x_[i * E], lw.attn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps); });
   kernels::MatmulOutput proj[3] = {{&lw.wq, q_.data(), qw}};
   int n_proj = 1;
   if (own) {
@@ -34,7 +33,7 @@ void Forward::attention_block(int il, int n) {
   if (own && l.v_from_k) std::copy(k_.begin(), k_.begin() + (long)(n * kvw), v_.begin());
   const bool neox = l.rope_style == model::RopeStyle::NeoX;
   const float* factors = lw.rope_freqs.empty() ? nullptr : lw.rope_freqs.data();
-  for (int i = 0; i < n; ++i) {
+  for_tokens(n, [&](int i) {
     float* q = &q_[i * qw];
     float* k = &k_[i * kvw];
     float* v = &v_[i * kvw];
@@ -49,13 +48,13 @@ void Forward::attention_block(int il, int n) {
       if (l.qk_norm) kernels::rms_norm(q + h * hd, lw.q_norm.data(), q + h * hd, hd, c.rms_eps);
       kernels::rope_apply(q + h * hd, l.rope_dim, cos_sin, neox);
     }
-    if (!own) continue;
+    if (!own) return;
     for (int h = 0; h < l.n_head_kv; ++h) {
       if (l.qk_norm) kernels::rms_norm(k + h * hd, lw.k_norm.data(), k + h * hd, hd, c.rms_eps);
       kernels::rope_apply(k + h * hd, l.rope_dim, cos_sin, neox);
       if (l.v_norm) rms_norm_plain(v + h * hd, v + h * hd, hd, c.rms_eps);
     }
-  }
+  });
   if (own && shared_src_[(size_t)il] && opts_.observer) {
     kept_k_raw_[(size_t)il].assign(k_.begin(), k_.begin() + (long)(n * kvw));
     kept_v_raw_[(size_t)il].assign(v_.begin(), v_.begin() + (long)(n * kvw));
@@ -91,10 +90,11 @@ void Forward::attention_block(int il, int n) {
   // A layer others share stores after the last of them (see eval).
   if (own && !shared_src_[(size_t)il]) store_kv(il, n, k_.data(), v_.data());
   kernels::matmul(lw.wo, att_.data(), qw, n, xn_.data(), E, pool_, mm_);
-  if (l.post_norms)
-    for (int i = 0; i < n; ++i)
-      kernels::rms_norm(&xn_[i * E], lw.post_attn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps);
-  kernels::add_inplace(x_.data(), xn_.data(), (size_t)n * E);
+  for_tokens(n, [&](int i) {
+    float* y = &xn_[i * E];
+    if (l.post_norms) kernels::rms_norm(y, lw.post_attn_norm.data(), y, c.n_embd, c.rms_eps);
+    kernels::add_inplace(&x_[i * E], y, E);
+  });
 }
 
 }  // namespace oscar::runtime
