@@ -3,6 +3,7 @@
 // reference in q2_ref.h or are worked out by hand, never from the codec.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -302,6 +303,24 @@ TEST(Q2Codec, ClipRankRoundingOfRatioTimesD) {
     const int r = std::min(c.permille * c.d / 1000, c.d - 1);
     EXPECT_EQ(q2_clip_threshold(x.data(), c.d, (float)c.permille / 1000.0f), (float)(r + 1))
         << "d=" << c.d << " ratio=" << c.permille / 1000.0;
+  }
+}
+
+// Against a full sort, over random rows with many ties and every rank the
+// ratio can give (the kept-top list for the high ranks, a selection below).
+TEST(Q2Codec, ClipThresholdMatchesSortedRank) {
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int d = 4 + (int)(rng() % 253);
+    std::vector<float> x((size_t)d);
+    const int levels = 1 + (int)(rng() % 20);  // few levels: ties everywhere
+    for (auto& v : x) v = (float)((int)(rng() % (2 * levels + 1)) - levels) * 0.25f;
+    const float ratio = (float)(rng() % 1001) / 1000.0f;
+    std::vector<float> a((size_t)d);
+    for (int i = 0; i < d; ++i) a[(size_t)i] = std::fabs(x[(size_t)i]);
+    std::sort(a.begin(), a.end());
+    const int k = std::clamp((int)std::floor((double)ratio * d * (1.0 + 1e-6)), 0, d - 1);
+    ASSERT_EQ(q2_clip_threshold(x.data(), d, ratio), a[(size_t)k]) << "d " << d << " ratio " << ratio;
   }
 }
 
