@@ -41,8 +41,9 @@ void attend_reference(const model::LayerConfig& layer, int layer_index, const kv
                       const BatchView& batch, float* out, ThreadPool& pool);
 
 // Fused path: reads each tier in place (q2_0 scores from the 2-bit codes),
-// online softmax, one pass per (token, KV head) shared by the GQA group, and
-// long contexts split across threads and merged (flash-decoding).
+// online softmax, one pass per KV head and token (or tile of a prompt's
+// consecutive tokens) shared by all their query heads, and long contexts
+// split across threads and merged (flash-decoding).
 void attend_fused(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
                   const BatchView& batch, float* out, ThreadPool& pool);
 

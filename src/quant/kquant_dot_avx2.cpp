@@ -1,6 +1,6 @@
 // AVX2+FMA dot kernels for the k-quants against Q8_K.
 //
-// Same arithmetic as the AVX-512 kernels (see kquant_dot_avx512.cpp and
+// Same arithmetic as the AVX-512 kernels (see kquant_dot_avx512_impl.h and
 // kquant_blocks.h): per super-block, unsigned weights u (< 64) times int8
 // activations via vpmaddubsw, int16 scales per 16 values via vpmaddwd, and
 // the mins / constant offsets applied through Q8_K's block sums.
