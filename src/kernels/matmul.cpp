@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "core/error.h"
+#include "kernels/tile_schedule.h"
 
 namespace oscar::kernels {
 
@@ -54,33 +55,13 @@ size_t act_row_bytes(const quant::QuantTraits& q, int64_t cols) {
   return *bytes;
 }
 
-// Chunks per thread. Products with many columns (compute-bound) take small
+// Chunks per thread for products with many columns (compute-bound): small
 // chunks, so a thread slowed by the machine's other load does not hold up the
 // rest. A GEMV streams its rows from memory, and every chunk boundary breaks
-// a thread's stream: with 8 chunks per thread the layer GEMVs of qwen3-0.6b
-// read 32-33 GB/s on 2 threads, with 2 chunks 41-44 (bench/RESULTS.md,
-// session 6). One chunk per thread was no better than 2.
+// a thread's stream (with 8 chunks per thread the layer GEMVs of qwen3-0.6b
+// read 32-33 GB/s on 2 threads, with 2 chunks 41-44; bench/RESULTS.md,
+// session 6), so GEMVs use for_each_tile_streams instead.
 constexpr int64_t kChunksPerThreadGemm = 8;
-constexpr int64_t kChunksPerThreadGemv = 2;
-
-// Calls tile(t) for every t < n_tiles on the pool. Tiles are handed out
-// from a shared counter in chunks of about n_tiles / (chunks_per_thread *
-// threads) tiles.
-template <class Tile>
-void for_each_tile(ThreadPool& pool, int64_t n_tiles, int64_t chunks_per_thread, const Tile& tile) {
-  const int64_t chunk = std::max<int64_t>(1, n_tiles / (chunks_per_thread * (int64_t)pool.size()));
-  std::atomic<int64_t> next{0};
-  auto work = [&](int, int) {
-    for (;;) {
-      const int64_t tb = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (tb >= n_tiles) return;
-      const int64_t te = std::min(n_tiles, tb + chunk);
-      for (int64_t t = tb; t < te; ++t) tile(t);
-    }
-  };
-  if (n_tiles <= 1) work(0, 1);
-  else pool.run(work);
-}
 
 // Below this many columns the dot tiles win: packing a weight panel costs
 // about as much as a few columns of FMAs.
@@ -158,8 +139,7 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
       const size_t w_off = *row_bytes(q.type, (uint64_t)k0);
       const size_t a_off = *row_bytes(q.act_type, (uint64_t)k0);
       const bool first = k0 == 0;
-      for_each_tile(pool, n_row_tiles, n_cols == 1 ? kChunksPerThreadGemv : kChunksPerThreadGemm,
-                    [&](int64_t t) {
+      const auto row_tile = [&](int64_t t) {
         float tile[quant::kMaxTile * quant::kMaxTile];
         const int64_t r0 = t * kRowTile;
         const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
@@ -176,7 +156,9 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
               for (int r = 0; r < nr; ++r) yc[r] += tile[r * quant::kMaxTile + j];
           }
         }
-      });
+      };
+      if (n_cols == 1) for_each_tile_streams(pool, n_row_tiles, row_tile);
+      else for_each_tile(pool, n_row_tiles, kChunksPerThreadGemm, row_tile);
     }
   }
 }
@@ -200,7 +182,7 @@ void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, s
   // Row tiles of all outputs numbered one after another.
   int64_t first_tile[kMaxOutputs + 1] = {0};
   for (int i = 0; i < n_outs; ++i) first_tile[i + 1] = first_tile[i] + (outs[i].w->rows + kRowTile - 1) / kRowTile;
-  for_each_tile(pool, first_tile[n_outs], kChunksPerThreadGemv, [&](int64_t t) {
+  for_each_tile_streams(pool, first_tile[n_outs], [&](int64_t t) {
     int m = 0;
     while (t >= first_tile[m + 1]) ++m;
     const WeightMatrix& w = *outs[m].w;
