@@ -52,7 +52,8 @@ TEST(TileSchedule, EveryTileOnceWithStreams) {
 }
 
 // The thread that takes tile 0 (the first range's owner) sleeps on each of
-// its tiles, so the others finish and steal most of its range.
+// its tiles (0.5 ms, long enough for the others to be scheduled even on a
+// loaded machine), so the others finish and steal most of its range.
 TEST(TileSchedule, StreamsStealFromASlowThread) {
   for (int threads : {2, 4}) {
     ThreadPool pool(threads);
@@ -65,7 +66,7 @@ TEST(TileSchedule, StreamsStealFromASlowThread) {
       if (t == 0) slow = std::this_thread::get_id();
       if (slow.load() == std::this_thread::get_id()) {
         by_slow[(size_t)t] = 1;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
       }
       k.c[(size_t)t]++;
     });
