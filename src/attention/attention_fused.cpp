@@ -80,16 +80,18 @@ bool reads_q2_rows(const kv::TierStore& store, int seq, int n_cached) {
 
 // Tiles of at most kFloatQueryHeads query heads, or kQ2QueryHeads where the
 // sequence has q2_0 rows to read (more heads would send those rows to the
-// float kernels instead of the integer ones).
+// float kernels instead of the integer ones). The q2_0 check is made only
+// for a run longer than that, so decode tokens (runs of one) skip it.
 std::vector<QueryTile> query_tiles(const BatchView& b, const kv::TierStore& ks, const kv::TierStore& vs, int group) {
+  const int max_float = std::max(1, kFloatQueryHeads / group), max_q2 = std::max(1, kQ2QueryHeads / group);
   std::vector<QueryTile> tiles;
   for (int t = 0; t < b.n_tokens;) {
-    const bool q2 = reads_q2_rows(ks, b.seq[t], b.n_cached[t]) || reads_q2_rows(vs, b.seq[t], b.n_cached[t]);
-    const int max_tokens = std::max(1, (q2 ? kQ2QueryHeads : kFloatQueryHeads) / group);
     int n = 1;
-    while (n < max_tokens && t + n < b.n_tokens && b.seq[t + n] == b.seq[t] && b.pos[t + n] == b.pos[t] + n &&
+    while (n < max_float && t + n < b.n_tokens && b.seq[t + n] == b.seq[t] && b.pos[t + n] == b.pos[t] + n &&
            b.n_cached[t + n] == b.n_cached[t])
       ++n;
+    if (n > max_q2 && (reads_q2_rows(ks, b.seq[t], b.n_cached[t]) || reads_q2_rows(vs, b.seq[t], b.n_cached[t])))
+      n = max_q2;
     tiles.push_back({t, n});
     t += n;
   }
@@ -224,14 +226,16 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
           score_rows_f32(b.k + off, (size_t)kv_width, n, gq, scale, scores.data(), kBlock);
           for (int i = 0; i < tile.n; ++i) {
-            const int pos = b.pos[t0 + i], lo_i = std::max(n_cached, window_start(layer, pos));
             // The keys token i sees: positions lo_i .. pos. In one block they
             // are a run when its positions ascend (a prompt's do); otherwise
             // the visible scores are gathered into a run and scattered back.
+            const int pos = b.pos[t0 + i], lo_i = std::max(n_cached, window_start(layer, pos));
+            bool seen[kBlock];
             int a = n, e = 0, visible = 0;
             for (int j = 0; j < n; ++j) {
               const int kp = b.pos[keys[k0 + (size_t)j]];
-              if (kp >= lo_i && kp <= pos) a = std::min(a, j), e = std::max(e, j + 1), ++visible;
+              seen[j] = kp >= lo_i && kp <= pos;
+              if (seen[j]) a = std::min(a, j), e = j + 1, ++visible;
             }
             Partial* sti = &st[(size_t)i * group];
             float* si = &scores[(size_t)i * group * kBlock];
@@ -241,20 +245,13 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
               continue;
             }
             sc.resize((size_t)group * kBlock * 2);
-            for (int h = 0; h < group; ++h) {
-              int m = 0;
-              for (int j = 0; j < n; ++j) {
-                const int kp = b.pos[keys[k0 + (size_t)j]];
-                if (kp >= lo_i && kp <= pos) sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
-              }
-            }
+            for (int h = 0; h < group; ++h)
+              for (int j = 0, m = 0; j < n; ++j)
+                if (seen[j]) sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
             softmax_visible(sti, group, sc.data(), sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
             for (int h = 0; h < group; ++h) {
               const float* ph = sc.data() + (size_t)(group + h) * kBlock;
-              for (int j = 0, m = 0; j < n; ++j) {
-                const int kp = b.pos[keys[k0 + (size_t)j]];
-                pi[(size_t)h * kBlock + j] = kp >= lo_i && kp <= pos ? ph[m++] : 0.0f;
-              }
+              for (int j = 0, m = 0; j < n; ++j) pi[(size_t)h * kBlock + j] = seen[j] ? ph[m++] : 0.0f;
             }
           }
           accumulate_rows_f32(b.v + off, (size_t)kv_width, n, p.data(), kBlock, heads, d, base + 2 * heads);

@@ -33,10 +33,10 @@ void for_each_tile(ThreadPool& pool, int64_t n_tiles, int64_t chunks_per_thread,
 // GEMV variant, which keeps each thread's rows one unbroken stream: thread i
 // owns the i-th contiguous range of tiles and walks it forward a few tiles
 // per claim. A thread whose range is done moves the back half of the range
-// with the most left into its own and walks that (one new stream per steal),
-// or, when too little is left to halve, takes the last tiles from its back.
-// Each range is one atomic word (next << 32 | end): the owner moves next up,
-// a thief moves end down, and a compare-and-swap keeps them from crossing.
+// with the most left into its own (all of it when little is left) and walks
+// that: one new stream per steal. Each range is one atomic word
+// (next << 32 | end): the owner moves next up, a thief moves end down, and a
+// compare-and-swap keeps them from crossing.
 // Against 2 shared-counter chunks per thread, `decode_gemvs` t2 read 6% more
 // GB/s (median of 8 alternating pairs; bench/RESULTS.md, session 13).
 template <class Tile>
@@ -53,50 +53,47 @@ void for_each_tile_streams(ThreadPool& pool, int64_t n_tiles, const Tile& tile) 
   };
   Range ranges[kMaxThreads];
   auto pack = [](int64_t a, int64_t b) { return (uint64_t)a << 32 | (uint64_t)b; };
+  auto next_of = [](uint64_t w) { return (int64_t)(w >> 32); };
+  auto end_of = [](uint64_t w) { return (int64_t)(w & 0xffffffffu); };
   for (int i = 0; i < nt; ++i) ranges[i].w.store(pack(n_tiles * i / nt, n_tiles * (i + 1) / nt));
-  // Claims up to kClaim tiles of range r, from the front (owner) or the back.
-  auto claim = [&](int r, bool front, int64_t& tb, int64_t& te) {
-    uint64_t cur = ranges[r].w.load(std::memory_order_relaxed);
+  // The owner's claim of up to kClaim tiles from the front of its range.
+  auto claim = [&](int me, int64_t& tb, int64_t& te) {
+    uint64_t cur = ranges[me].w.load(std::memory_order_relaxed);
     for (;;) {
-      const int64_t a = (int64_t)(cur >> 32), b = (int64_t)(cur & 0xffffffffu);
+      const int64_t a = next_of(cur), b = end_of(cur);
       if (a >= b) return false;
-      const int64_t take = std::min(kClaim, b - a);
-      const uint64_t want = front ? pack(a + take, b) : pack(a, b - take);
-      if (ranges[r].w.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
-        tb = front ? a : b - take;
-        te = front ? a + take : b;
-        return true;
-      }
+      tb = a;
+      te = a + std::min(kClaim, b - a);
+      if (ranges[me].w.compare_exchange_weak(cur, pack(te, b), std::memory_order_relaxed)) return true;
     }
   };
-  // Moves the back half of range r (at least kClaim tiles) into range me.
-  auto steal_half = [&](int r, int me) {
+  // Moves the back half of range r (all of it below 2 claims) into range
+  // me, which is empty: nobody else writes an empty range.
+  auto steal = [&](int r, int me) {
     uint64_t cur = ranges[r].w.load(std::memory_order_relaxed);
     for (;;) {
-      const int64_t a = (int64_t)(cur >> 32), b = (int64_t)(cur & 0xffffffffu);
-      if (b - a < kClaim) return false;
-      const int64_t mid = b - std::max(kClaim, (b - a) / 2);
+      const int64_t a = next_of(cur), b = end_of(cur);
+      if (a >= b) return;
+      const int64_t mid = b - a < 2 * kClaim ? a : b - (b - a) / 2;
       if (ranges[r].w.compare_exchange_weak(cur, pack(a, mid), std::memory_order_relaxed)) {
         ranges[me].w.store(pack(mid, b), std::memory_order_relaxed);
-        return true;
+        return;
       }
     }
   };
   pool.run([&](int me, int) {
     int64_t tb, te;
     for (;;) {
-      while (claim(me, true, tb, te))
+      while (claim(me, tb, te))
         for (int64_t t = tb; t < te; ++t) tile(t);
       int victim = -1;
       int64_t most = 0;
       for (int r = 0; r < nt; ++r) {
         const uint64_t cur = ranges[r].w.load(std::memory_order_relaxed);
-        const int64_t left = (int64_t)(cur & 0xffffffffu) - (int64_t)(cur >> 32);
-        if (left > most) most = left, victim = r;
+        if (end_of(cur) - next_of(cur) > most) most = end_of(cur) - next_of(cur), victim = r;
       }
       if (victim < 0) return;
-      if (!steal_half(victim, me) && claim(victim, false, tb, te))
-        for (int64_t t = tb; t < te; ++t) tile(t);
+      steal(victim, me);
     }
   });
 }
