@@ -50,8 +50,10 @@ int64_t panel_length(const quant::QuantTraits& q, int64_t cols, int64_t n_cols) 
 // Bytes of one activation row of `cols` values in q's activation format.
 size_t act_row_bytes(const quant::QuantTraits& q, int64_t cols) {
   const auto bytes = row_bytes(q.act_type, (uint64_t)cols);
-  require(bytes.has_value(), "matmul: row length " + std::to_string(cols) +
-                                 " is not a multiple of the block size of " + type_name(q.act_type));
+  require(bytes.has_value(), [&] {
+    return "matmul: row length " + std::to_string(cols) + " is not a multiple of the block size of " +
+           type_name(q.act_type);
+  });
   return *bytes;
 }
 

@@ -11,6 +11,8 @@ namespace oscar::kernels {
 
 // y = x / rms(x) * w over n values (y may alias x).
 void rms_norm(const float* x, const float* w, float* y, int n, float eps);
+// Sum of x[i]^2 in double.
+double sum_squares(const float* x, int n);
 
 // Rotary position embedding of one head vector in place: the first `rope_dim`
 // values are rotated by angles pos * base^(-2i/rope_dim), in pairs chosen by

@@ -49,8 +49,10 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
 }
 
 void KvCache::check_seq(int seq) const {
-  require(seq >= 0 && seq < cfg_.n_seq, "KV cache: sequence id " + std::to_string(seq) + " out of range [0, " +
-                                            std::to_string(cfg_.n_seq) + ")");
+  require(seq >= 0 && seq < cfg_.n_seq, [&] {
+    return "KV cache: sequence id " + std::to_string(seq) + " out of range [0, " +
+           std::to_string(cfg_.n_seq) + ")";
+  });
 }
 
 int KvCache::n_pos(int seq) const {
@@ -60,11 +62,12 @@ int KvCache::n_pos(int seq) const {
 
 void KvCache::store(int seq, int layer, int pos, const float* k, const float* v) {
   check_seq(seq);
-  require(pos >= 0 && pos < cfg_.n_ctx_seq, "KV cache: position " + std::to_string(pos) +
-                                                " exceeds the context of " + std::to_string(cfg_.n_ctx_seq) +
-                                                " per sequence");
+  require(pos >= 0 && pos < cfg_.n_ctx_seq, [&] {
+    return "KV cache: position " + std::to_string(pos) + " exceeds the context of " +
+           std::to_string(cfg_.n_ctx_seq) + " per sequence";
+  });
   require(layer >= 0 && layer < (int)k_.size() && k_[(size_t)layer],
-          "KV cache: layer " + std::to_string(layer) + " has no KV of its own to store");
+          [&] { return "KV cache: layer " + std::to_string(layer) + " has no KV of its own to store"; });
   k_[(size_t)layer]->store(seq, pos, k);
   v_[(size_t)layer]->store(seq, pos, v);
 }

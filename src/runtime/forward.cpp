@@ -51,16 +51,22 @@ void Forward::validate(const std::vector<BatchToken>& batch, std::vector<int>& n
   n_cached.resize(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     const BatchToken& t = batch[i];
-    require(t.token >= 0 && t.token < n_vocab, "batch: token id " + std::to_string(t.token) +
-                                                   " out of range [0, " + std::to_string(n_vocab) + ")");
-    require(t.seq >= 0 && t.seq < cache_.n_seq(), "batch: sequence id " + std::to_string(t.seq) +
-                                                       " out of range");
+    require(t.token >= 0 && t.token < n_vocab, [&] {
+      return "batch: token id " + std::to_string(t.token) + " out of range [0, " + std::to_string(n_vocab) +
+             ")";
+    });
+    require(t.seq >= 0 && t.seq < cache_.n_seq(),
+            [&] { return "batch: sequence id " + std::to_string(t.seq) + " out of range"; });
     auto it = next.find(t.seq);
     if (it == next.end()) it = next.emplace(t.seq, cache_.n_pos(t.seq)).first;
-    require(t.pos == it->second, "batch: sequence " + std::to_string(t.seq) + " expects position " +
-                                     std::to_string(it->second) + ", got " + std::to_string(t.pos));
-    require(t.pos < cache_.capacity(), "batch: sequence " + std::to_string(t.seq) +
-                                           " is full (context " + std::to_string(cache_.capacity()) + ")");
+    require(t.pos == it->second, [&] {
+      return "batch: sequence " + std::to_string(t.seq) + " expects position " + std::to_string(it->second) +
+             ", got " + std::to_string(t.pos);
+    });
+    require(t.pos < cache_.capacity(), [&] {
+      return "batch: sequence " + std::to_string(t.seq) + " is full (context " +
+             std::to_string(cache_.capacity()) + ")";
+    });
     ++it->second;
     n_cached[i] = cache_.n_pos(t.seq);
   }
@@ -70,8 +76,10 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   const model::ModelConfig& c = model_.config();
   const model::ModelWeights& w = model_.weights();
   const int n = (int)batch.size();
-  logits_.clear();
-  if (n == 0) return logits_;
+  if (n == 0) {
+    logits_.clear();
+    return logits_;
+  }
   validate(batch, n_cached_);
 
   const size_t E = (size_t)c.n_embd;
@@ -96,6 +104,7 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
     pos_[(size_t)i] = batch[(size_t)i].pos;
   }
   if (c.n_embd_per_layer > 0) ple_inputs(batch, n);
+  n_rope_ = 0;  // new positions
 
   for (int il = 0; il < c.n_layer; ++il) layer(il, n);
 
@@ -132,6 +141,27 @@ void Forward::for_tokens(int n, const std::function<void(int)>& fn) {
   pool_.parallel_for((size_t)n, 4, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) fn((int)i);
   });
+}
+
+const float* Forward::rope_tables(const model::LayerConfig& l, const float* factors, int n) {
+  for (size_t i = 0; i < n_rope_; ++i) {
+    const RopeTables& t = rope_[i];
+    if (t.rope_dim == l.rope_dim && t.base == l.rope_base && t.freq_scale == l.rope_freq_scale &&
+        t.factors == factors)
+      return t.cos_sin.data();
+  }
+  if (n_rope_ == rope_.size()) rope_.emplace_back();
+  RopeTables& t = rope_[n_rope_++];
+  t.rope_dim = l.rope_dim;
+  t.base = l.rope_base;
+  t.freq_scale = l.rope_freq_scale;
+  t.factors = factors;
+  t.cos_sin.resize((size_t)n * l.rope_dim);
+  for_tokens(n, [&](int i) {
+    rope_table_ext(l.rope_dim, pos_[i], l.rope_base, l.rope_freq_scale, factors,
+                   &t.cos_sin[(size_t)i * l.rope_dim]);
+  });
+  return t.cos_sin.data();
 }
 
 void Forward::store_kv(int il, int n, const float* k, const float* v) {

@@ -91,6 +91,11 @@ class Forward {
   // x' = W x for `count` head vectors of d values in place (W: d x d, one of
   // the plan's matrices).
   void rotate_heads(const float* w, float* x, int count, int d);
+  // The RoPE tables of the batch's n positions for layer l's setting (n rows
+  // of rope_dim values, see rope_table_ext): made by the first layer of an
+  // eval that asks, then shared by every layer with the same setting. Per
+  // layer they cost ~64 pow/cos/sin per token, serial in a decode step.
+  const float* rope_tables(const model::LayerConfig& l, const float* factors, int n);
 
   const model::Model& model_;
   kv::KvCache& cache_;
@@ -118,6 +123,14 @@ class Forward {
   std::vector<std::vector<float>> kept_k_raw_, kept_v_raw_;  // same, before rotation (observer)
   std::vector<int32_t> seq_, pos_;
   std::vector<int> n_cached_;
+  struct RopeTables {
+    int rope_dim;
+    float base, freq_scale;
+    const float* factors;
+    std::vector<float> cos_sin;  // (n, rope_dim)
+  };
+  std::vector<RopeTables> rope_;  // the first n_rope_ are this eval's
+  size_t n_rope_ = 0;
 };
 
 }  // namespace oscar::runtime

@@ -33,6 +33,7 @@ void Forward::attention_block(int il, int n) {
   if (own && l.v_from_k) std::copy(k_.begin(), k_.begin() + (long)(n * kvw), v_.begin());
   const bool neox = l.rope_style == model::RopeStyle::NeoX;
   const float* factors = lw.rope_freqs.empty() ? nullptr : lw.rope_freqs.data();
+  const float* tables = rope_tables(l, factors, n);
   for_tokens(n, [&](int i) {
     float* q = &q_[i * qw];
     float* k = &k_[i * kvw];
@@ -42,8 +43,7 @@ void Forward::attention_block(int il, int n) {
       kernels::add_inplace(k, lw.bk.data(), kvw);
       kernels::add_inplace(v, lw.bv.data(), kvw);
     }
-    float cos_sin[1024];  // one table per token, shared by all its heads
-    rope_table_ext(l.rope_dim, pos_[i], l.rope_base, l.rope_freq_scale, factors, cos_sin);
+    const float* cos_sin = tables + (size_t)i * l.rope_dim;  // shared by all its heads
     for (int h = 0; h < l.n_head; ++h) {
       if (l.qk_norm) kernels::rms_norm(q + h * hd, lw.q_norm.data(), q + h * hd, hd, c.rms_eps);
       kernels::rope_apply(q + h * hd, l.rope_dim, cos_sin, neox);

@@ -2,26 +2,26 @@
 
 #include <cmath>
 
+#include "kernels/fast_math.h"
+#include "kernels/ops.h"
+
 namespace oscar::runtime {
 
-float gelu_tanh(float x) {
-  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
-}
+float gelu_tanh(float x) { return kernels::gelu_tanh_approx(x); }
 
-void geglu(const float* gate, const float* up, float* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = gelu_tanh(gate[i]) * up[i];
+OSCAR_CLONES void geglu(const float* gate, const float* up, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = kernels::gelu_tanh_approx(gate[i]) * up[i];
 }
 
 void rms_norm_plain(const float* x, float* y, int n, float eps) {
-  double ss = 0;
-  for (int i = 0; i < n; ++i) ss += (double)x[i] * x[i];
+  const double ss = kernels::sum_squares(x, n);
   const float inv = (float)(1.0 / std::sqrt(ss / n + eps));
   for (int i = 0; i < n; ++i) y[i] = x[i] * inv;
 }
 
-void softcap(float* x, size_t n, float cap) {
-  for (size_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+OSCAR_CLONES void softcap(float* x, size_t n, float cap) {
+  const float inv = 1.0f / cap;
+  for (size_t i = 0; i < n; ++i) x[i] = cap * kernels::tanh_approx(x[i] * inv);
 }
 
 void scale(float* x, size_t n, float s) {
