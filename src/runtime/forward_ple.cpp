@@ -48,7 +48,7 @@ void Forward::ple_block(int il, int n) {
   for (int i = 0; i < n; ++i) {
     float* g = &ple_a_[(size_t)i * P];
     const float* in = &ple_in_[(size_t)i * LP + (size_t)il * P];
-    for (size_t j = 0; j < P; ++j) g[j] = gelu_tanh(g[j]) * in[j];
+    geglu(g, in, g, P);
   }
   kernels::matmul(lw.ple_proj, ple_a_.data(), P, n, xn_.data(), E, pool_, mm_);
   for (int i = 0; i < n; ++i)

@@ -7,8 +7,6 @@
 
 namespace oscar::runtime {
 
-float gelu_tanh(float x) { return kernels::gelu_tanh_approx(x); }
-
 OSCAR_CLONES void geglu(const float* gate, const float* up, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = kernels::gelu_tanh_approx(gate[i]) * up[i];
 }

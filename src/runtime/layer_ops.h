@@ -9,10 +9,8 @@
 
 namespace oscar::runtime {
 
-// gelu with the tanh approximation (PyTorch's gelu(approximate="tanh")).
-float gelu_tanh(float x);
-
-// out[i] = gelu_tanh(gate[i]) * up[i]  (out may alias gate)
+// out[i] = gelu_tanh(gate[i]) * up[i]  (out may alias gate), gelu with the
+// tanh approximation (PyTorch's gelu(approximate="tanh"))
 void geglu(const float* gate, const float* up, float* out, size_t n);
 
 // y = x / rms(x) over n values, no weight (y may alias x).
