@@ -19,6 +19,8 @@
 #include "core/huge_pages.h"
 #include "kernels/matmul.h"
 #include "kernels/roofline.h"
+#include "quant/kquant_blocks.h"
+#include "quant/kquant_rows16.h"
 
 namespace oscar::kernels {
 namespace {
@@ -88,6 +90,57 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
   state.counters["bw_GB/s"] = roof.read_gbps;
   state.counters["peak_GFLOP/s"] = roof.fma_gflops;
   state.SetLabel(q->dot_impl);
+}
+
+// The same GEMV with the Q4_K rows repacked 16 at a time (quant/kquant_rows16.h,
+// not yet used by matmul): against gemv/q4_K and gemv_cached/q4_K of the same
+// run it shows what repacking the weights at load time would buy. GB/s count
+// the file's Q4_K bytes, as gemv/q4_K does (the repacked matrix is 2.8% more).
+// Groups are split evenly over the threads.
+void BM_Rows16Gemv(benchmark::State& state, int64_t rows, int64_t cols, int threads, bool cached) {
+  Env& e = env();
+  const quant::QuantTraits* q = e.table.find(TensorType::Q4_K);
+  const size_t rb = *row_bytes(TensorType::Q4_K, (uint64_t)cols);
+  std::vector<uint8_t> wq(rb * (size_t)rows);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> x((size_t)cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : x) v = nd(rng);
+    q->quantize(x.data(), &wq[(size_t)r * rb], cols);
+  }
+  for (auto& v : x) v = nd(rng);
+  const size_t packed_bytes = quant::q4_K_rows16_bytes(rows, cols);
+  const size_t copies = !cached ? std::max<size_t>(1, (512u << 20) / packed_bytes) : 1;
+  std::vector<uint8_t> all(packed_bytes * copies);
+  quant::repack_q4_K_rows16(wq.data(), rb, rows, cols, all.data());
+  for (size_t c = 1; c < copies; ++c)
+    std::copy(all.begin(), all.begin() + (long)packed_bytes, all.begin() + (long)(c * packed_bytes));
+  const quant::Rows16GemvFn gemv = quant::q4_K_rows16_gemv(e.cpu);
+  // The activations in Q8_K's natural order, by the same encoder matmul uses.
+  quant::QuantizeRowFn quantize = quant::quantize_q8_K;
+#if defined(OSCAR_X86)
+  if (e.cpu.has_avx2_family()) quantize = quant::quantize_q8_K_avx2;
+#endif
+  std::vector<quant::BlockQ8_K> act((size_t)(cols / quant::kQK_K));
+  std::vector<float> y((size_t)rows);
+  ThreadPool pool(threads);
+  const int64_t groups = rows / quant::kRows16;
+  size_t next = 0;
+  for (auto _ : state) {
+    const uint8_t* w = all.data() + next * packed_bytes;
+    next = (next + 1) % copies;
+    quantize(x.data(), act.data(), cols);
+    pool.run([&](int t, int n) {
+      const int64_t g0 = groups * t / n, g1 = groups * (t + 1) / n;
+      if (g1 > g0) gemv(cols, w, g0, g1 - g0, act.data(), &y[(size_t)(g0 * quant::kRows16)]);
+    });
+    benchmark::ClobberMemory();
+  }
+  const Roofline& roof = threads == 1 ? e.roof_one : e.roof_all;
+  state.counters["GB/s"] = benchmark::Counter((double)wq.size(), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bw_GB/s"] = roof.read_gbps;
+  state.SetLabel(gemv == quant::gemv_q4_K_rows16_ref ? "scalar" : "avx512vnni");
 }
 
 // The per-layer GEMVs of one decode step in the order the forward pass runs
@@ -176,6 +229,15 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+  for (int th : {1, all}) {
+    const std::string t = "/t" + std::to_string(th);
+    benchmark::RegisterBenchmark(("gemv_rows16/q4_K/9728x2560" + t).c_str(), BM_Rows16Gemv, 9728, 2560, th, false)
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("gemv_rows16/q4_K/2560x9728" + t).c_str(), BM_Rows16Gemv, 2560, 9728, th, false)
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("gemv_rows16_cached/q4_K/" + std::to_string(256 * th) + "x2560" + t).c_str(),
+                                 BM_Rows16Gemv, 256 * th, 2560, th, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+  }
   // qwen3-0.6b and qwen3-4b layer shapes.
   for (int th : {1, all}) {
     const std::string t = "/t" + std::to_string(th);

@@ -63,6 +63,10 @@ void HugePageBuffer::make_read_only() {
   if (region_ && region_size_ > 0) ::mprotect(region_, region_size_, PROT_READ);
 }
 
+void HugePageBuffer::make_writable() {
+  if (region_ && region_size_ > 0) ::mprotect(region_, region_size_, PROT_READ | PROT_WRITE);
+}
+
 void HugePageBuffer::commit() {
   // One write per 4 KiB page: a huge page faults in at its first, and the
   // rest are plain stores. The value written is the one already there.

@@ -31,6 +31,9 @@ class HugePageBuffer {
   size_t size() const { return size_; }
   // No more writes: the pages become read-only.
   void make_read_only();
+  // Writable again (make_read_only undone), for an owner that rewrites its
+  // contents once and seals them again.
+  void make_writable();
   // Commits every page now. A first write to a huge page can cost
   // milliseconds (the kernel may compact memory to find 2 MiB, then zeroes
   // it); a buffer filled a little at a time, like the KV cache during

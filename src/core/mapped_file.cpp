@@ -90,6 +90,19 @@ bool MappedFile::load_copy(int fd) {
   return true;
 }
 
+bool MappedFile::edit_loaded(const std::function<void(uint8_t*)>& edit) {
+  if (residence_ != FileResidence::kLoaded || !copy_.data()) return false;
+  copy_.make_writable();
+  try {
+    edit(copy_.data());
+  } catch (...) {
+    copy_.make_read_only();
+    throw;
+  }
+  copy_.make_read_only();
+  return true;
+}
+
 MappedFile::~MappedFile() { release(); }
 
 void MappedFile::release() {

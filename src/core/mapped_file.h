@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -48,6 +49,10 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
   FileResidence residence() const { return residence_; }
+  // For a loaded file only: unseals the copy, lets `edit` rewrite bytes in
+  // place (it gets data() made writable) and seals it again. Returns false,
+  // calling nothing, when the file is mapped: a mapping is never written.
+  bool edit_loaded(const std::function<void(uint8_t*)>& edit);
 
  private:
   // Reads the open file into 2 MiB-aligned anonymous memory; false when that

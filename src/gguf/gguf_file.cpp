@@ -439,4 +439,12 @@ std::span<const uint8_t> GgufFile::tensor_data(const TensorInfo& t) const {
   return bytes_.subspan(data_offset_ + (size_t)t.offset, t.n_bytes);
 }
 
+bool GgufFile::edit_loaded_tensors(const std::function<bool(const TensorInfo&)>& pick,
+                                   const std::function<void(const TensorInfo&, uint8_t*)>& edit) {
+  return map_.edit_loaded([&](uint8_t* base) {
+    for (const TensorInfo& t : tensors_)
+      if (pick(t)) edit(t, base + data_offset_ + (size_t)t.offset);
+  });
+}
+
 }  // namespace oscar::gguf

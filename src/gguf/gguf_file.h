@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,11 @@ class GgufFile {
   FileResidence residence() const { return map_.residence(); }
   // The tensor's bytes inside the mapped file (bounds already validated).
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
+  // For a loaded file (not a mapping): edit(t, bytes) may rewrite the bytes
+  // of each tensor `pick` selects, in place. Returns false, editing nothing,
+  // when the file is mapped. See MappedFile::edit_loaded.
+  bool edit_loaded_tensors(const std::function<bool(const TensorInfo&)>& pick,
+                           const std::function<void(const TensorInfo&, uint8_t*)>& edit);
 
  private:
   MappedFile map_;

@@ -111,12 +111,54 @@ void matmul_panels(const WeightMatrix& w, const float* x, size_t x_stride, int64
   }
 }
 
+// Activation bytes of one column block of a repacked-matrix GEMM.
+constexpr size_t kRows16ActBlockBytes = 256u << 10;
+
+// Bytes of one Q8_K activation row of a repacked matrix, padded to 64.
+size_t rows16_act_bytes(int64_t cols) {
+  return (*row_bytes(TensorType::Q8_K, (uint64_t)cols) + 63) & ~size_t(63);
+}
+
+// A matrix repacked 16 rows at a time: one tile is one group of 16 rows. The
+// kernel reads each group once per column; with several columns the group's
+// bytes (cols / 256 * 2304) come from L1/L2 after the first.
+void matmul_rows16(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
+                   size_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
+  const quant::Rows16Kernels& k = *w.rows16;
+  const size_t act_stride = rows16_act_bytes(w.cols);
+  uint8_t* act = scratch.reserve(act_stride * (size_t)n_cols);
+  pool.parallel_for((size_t)n_cols, 1, [&](size_t b, size_t e) {
+    for (size_t c = b; c < e; ++c) k.quantize_act(x + c * x_stride, act + c * act_stride, w.cols);
+  });
+  const int64_t n_groups = w.rows / quant::kRows16;
+  if (n_cols == 1) {
+    for_each_tile_streams(pool, n_groups, [&](int64_t g) { k.gemv(w.cols, w.data, g, 1, act, y + g * quant::kRows16); });
+    return;
+  }
+  // Columns in blocks whose activations stay in L2 while a thread's groups
+  // sweep them (all 512 columns of a 9728-wide product are 5.7 MiB: streamed
+  // again for every group, they made qwen3-4b's pp512 14% slower than the
+  // file layout's tiles).
+  const int64_t col_block = std::clamp<int64_t>((int64_t)(kRows16ActBlockBytes / act_stride), 8, 64);
+  for (int64_t c0 = 0; c0 < n_cols; c0 += col_block) {
+    const int64_t c1 = std::min(n_cols, c0 + col_block);
+    for_each_tile(pool, n_groups, kChunksPerThreadGemm, [&](int64_t g) {
+      k.gemm(w.cols, w.data, g, act + (size_t)c0 * act_stride, act_stride, c1 - c0,
+             y + (size_t)c0 * y_stride + g * quant::kRows16, y_stride);
+    });
+  }
+}
+
 }  // namespace
 
 void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
             size_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
   const quant::QuantTraits& q = *w.traits;
   if (n_cols <= 0 || w.rows <= 0) return;
+  if (w.rows16) {
+    matmul_rows16(w, x, x_stride, n_cols, y, y_stride, pool, scratch);
+    return;
+  }
   if (q.gemm_panel && n_cols >= kMinPanelCols) {
     matmul_panels(w, x, x_stride, n_cols, y, y_stride, pool, scratch);
     return;
@@ -168,26 +210,41 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
 void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, size_t x_stride,
                          int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch) {
   constexpr int kMaxOutputs = 4;
+  // A repacked matrix takes Q8_K in the natural order, like the file-layout
+  // kernels of Q6_K (Q/K/V of a q4_k_m model mix Q4_K and Q6_K).
+  const auto act_format = [](const WeightMatrix& w) {
+    return w.rows16 ? std::pair(TensorType::Q8_K, quant::ActOrder::kNatural)
+                    : std::pair(w.traits->act_type, w.traits->act_order);
+  };
   bool shared = n_cols == 1 && n_outs >= 1 && n_outs <= kMaxOutputs;
   for (int i = 1; shared && i < n_outs; ++i)
-    shared = outs[i].w->traits->act_type == outs[0].w->traits->act_type &&
-             outs[i].w->traits->act_order == outs[0].w->traits->act_order && outs[i].w->cols == outs[0].w->cols;
+    shared = act_format(*outs[i].w) == act_format(*outs[0].w) && outs[i].w->cols == outs[0].w->cols;
   if (!shared) {
     for (int i = 0; i < n_outs; ++i) matmul(*outs[i].w, x, x_stride, n_cols, outs[i].y, outs[i].y_stride, pool, scratch);
     return;
   }
   const WeightMatrix& w0 = *outs[0].w;
-  const size_t act_row = act_row_bytes(*w0.traits, w0.cols);
+  const size_t act_row = w0.rows16 ? rows16_act_bytes(w0.cols) : act_row_bytes(*w0.traits, w0.cols);
   uint8_t* act = scratch.reserve(act_row);
-  w0.traits->quantize_act(x, act, w0.cols);
+  if (w0.rows16) w0.rows16->quantize_act(x, act, w0.cols);
+  else w0.traits->quantize_act(x, act, w0.cols);
 
-  // Row tiles of all outputs numbered one after another.
+  // Row tiles of all outputs numbered one after another (a repacked matrix's
+  // tiles are its groups of 16 rows).
   int64_t first_tile[kMaxOutputs + 1] = {0};
-  for (int i = 0; i < n_outs; ++i) first_tile[i + 1] = first_tile[i] + (outs[i].w->rows + kRowTile - 1) / kRowTile;
+  for (int i = 0; i < n_outs; ++i) {
+    const WeightMatrix& w = *outs[i].w;
+    first_tile[i + 1] = first_tile[i] + (w.rows16 ? w.rows / quant::kRows16 : (w.rows + kRowTile - 1) / kRowTile);
+  }
   for_each_tile_streams(pool, first_tile[n_outs], [&](int64_t t) {
     int m = 0;
     while (t >= first_tile[m + 1]) ++m;
     const WeightMatrix& w = *outs[m].w;
+    if (w.rows16) {
+      const int64_t g = t - first_tile[m];
+      w.rows16->gemv(w.cols, w.data, g, 1, act, outs[m].y + g * quant::kRows16);
+      return;
+    }
     const int64_t r0 = (t - first_tile[m]) * kRowTile;
     const int nr = (int)std::min<int64_t>(kRowTile, w.rows - r0);
     float tile[quant::kMaxTile * quant::kMaxTile];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "quant/kquant_rows16.h"
 #include "quant/quant.h"
 
 namespace oscar::kernels {
@@ -21,6 +22,10 @@ struct WeightMatrix {
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_bytes = 0;
+  // Set when the loader repacked the rows 16 at a time (Q4_K only,
+  // quant/kquant_rows16.h): products then go through these kernels, and the
+  // bytes are no longer rows of row_bytes (no row lookups).
+  const quant::Rows16Kernels* rows16 = nullptr;
 };
 
 // Scratch memory reused across calls, so a decode step allocates nothing.

@@ -1,10 +1,12 @@
 // Reads hyper-parameters from the architecture-prefixed metadata keys of a
 // converted GGUF ("qwen3.embedding_length", ...) and binds tensors by their
 // standard names ("blk.N.attn_q.weight", ...), checking every shape.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/fp16.h"
@@ -12,6 +14,7 @@
 #include "model/model.h"
 #include "model/metadata_reader.h"
 #include "model/rotation_math.h"
+#include "quant/kquant_rows16.h"
 
 namespace oscar::model {
 
@@ -256,10 +259,54 @@ class ModelLoader {
   const quant::QuantTable& table_;
 };
 
+namespace {
+
+// Repacks the Q4_K matrices of a loaded model 16 rows at a time, in place
+// (quant/kquant_rows16.h: decode reads them ~1.2-1.3x faster on CPUs with the
+// kernel). Not the embedding tables, which are read a row at a time, nor a
+// mapped file, which is never written. Returns the bytes repacked.
+size_t repack_q4_K_rows16(gguf::GgufFile& file, ModelWeights& w, const quant::QuantTable& table) {
+  const quant::Rows16Kernels* k = table.q4_K_rows16();
+  if (!k || file.residence() != FileResidence::kLoaded) return 0;
+  std::vector<kernels::WeightMatrix*> all = {&w.output, &w.ple_model_proj};
+  for (LayerWeights& l : w.layers)
+    for (kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ple_gate,
+                                     &l.ple_proj})
+      all.push_back(m);
+  std::vector<kernels::WeightMatrix*> picked;
+  for (kernels::WeightMatrix* m : all) {
+    const bool lookup_table = m->data == w.tok_embd.data || m->data == w.ple_tok_embd.data;
+    if (m->data && !lookup_table && m->traits->type == TensorType::Q4_K && quant::q4_K_rows16_fits(m->rows, m->cols) &&
+        std::find_if(picked.begin(), picked.end(), [&](auto* p) { return p->data == m->data; }) == picked.end())
+      picked.push_back(m);
+  }
+  size_t bytes = 0;
+  const bool edited = file.edit_loaded_tensors(
+      [&](const gguf::TensorInfo& t) {
+        const void* at = file.tensor_data(t).data();
+        return std::any_of(picked.begin(), picked.end(), [&](auto* p) { return p->data == at; });
+      },
+      [&](const gguf::TensorInfo& t, uint8_t* bytes_at) {
+        const void* at = file.tensor_data(t).data();
+        for (kernels::WeightMatrix* p : picked)
+          if (p->data == at) {
+            quant::repack_q4_K_rows16_in_place(bytes_at, p->rows, p->cols);
+            bytes += t.n_bytes;
+            break;
+          }
+      });
+  if (!edited) return 0;
+  for (kernels::WeightMatrix* p : picked) p->rows16 = k;
+  return bytes;
+}
+
+}  // namespace
+
 std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTable& table,
                                    const Logger& log, FileResidence how) {
   std::unique_ptr<Model> m(new Model(gguf::GgufFile::open(path, how)));
   ModelLoader(*m, table).load();
+  const size_t repacked = repack_q4_K_rows16(m->file_, m->weights_, table);
   const ModelConfig& c = m->config();
   int n_sliding = 0, n_shared = 0;
   for (int i = 0; i < c.n_layer; ++i) {
@@ -286,6 +333,11 @@ std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTa
     log.info(std::string("weights: ") + size + " mapped: not enough free memory for a copy");
   else
     log.info(std::string("weights: ") + size + " mapped from the file (--mmap)");
+  if (repacked > 0) {
+    std::snprintf(size, sizeof size, "%.1f MiB", (double)repacked / (1 << 20));
+    log.info(std::string("weights: ") + size + " of Q4_K repacked 16 rows at a time for the " +
+             table.q4_K_rows16()->name + " kernels");
+  }
   return m;
 }
 

@@ -66,6 +66,8 @@ struct QuantTraits {
   int gemm_panel_cols = 0;           // NR: columns per packed activation group
 };
 
+struct Rows16Kernels;  // quant/kquant_rows16.h
+
 // The traits of every computable weight type, with `dot` chosen for `cpu`.
 // Built once by the caller (e.g. at model load) and passed down.
 class QuantTable {
@@ -76,10 +78,14 @@ class QuantTable {
   // Same as find(), but throws Error naming `what` (e.g. a tensor name) and
   // the type when unsupported.
   const QuantTraits& get(TensorType t, const char* what = "tensor") const;
+  // The kernels for Q4_K matrices repacked 16 rows at a time, or nullptr
+  // where this CPU has none (then the loader repacks nothing).
+  const Rows16Kernels* q4_K_rows16() const { return q4_K_rows16_; }
 
  private:
   QuantTraits traits_[40] = {};
   bool present_[40] = {};
+  const Rows16Kernels* q4_K_rows16_ = nullptr;
 };
 
 // Each family fills in its types. `cpu` selects the dot kernels; passing a

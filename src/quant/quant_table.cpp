@@ -1,5 +1,7 @@
-#include "core/error.h"
 #include "quant/quant.h"
+
+#include "core/error.h"
+#include "quant/kquant_rows16.h"
 
 namespace oscar::quant {
 
@@ -7,6 +9,7 @@ QuantTable::QuantTable(const CpuFeatures& cpu) {
   register_float_types(traits_, present_, cpu);
   register_legacy_types(traits_, present_, cpu);
   register_kquant_types(traits_, present_, cpu);
+  q4_K_rows16_ = q4_K_rows16_kernels(cpu);
 }
 
 const QuantTraits* QuantTable::find(TensorType t) const {

@@ -140,5 +140,44 @@ TEST(Forward, RejectsBadBatchesWithoutTouchingTheCache) {
   fs::remove_all(dir);
 }
 
+// A loaded q4_k_m model has its Q4_K matrices repacked 16 rows at a time
+// where the CPU has the kernel (model_loader.cpp); the same file mapped is
+// never written. Both must give the same logits, prompt and decode.
+TEST(Forward, RepackedQ4KWeightsGiveTheSameLogits) {
+  const quant::QuantTable table(detect_cpu());
+  if (!table.q4_K_rows16()) GTEST_SKIP() << "no rows16 kernel on this CPU: nothing is repacked";
+  const std::string dir = tmp_dir();
+  const std::string model_path = dir + "/q4.gguf";
+  ASSERT_EQ(run(std::string(OSCAR_BIN_DIR) + "/oscar-mkmodel --arch qwen3 --preset tiny --embd 256 --ffn 512 " +
+                "--type q4_k_m -o " + model_path + " 2>/dev/null"),
+            0);
+  auto loaded = model::Model::load(model_path, table, Logger::quiet(), FileResidence::kLoaded);
+  auto mapped = model::Model::load(model_path, table, Logger::quiet(), FileResidence::kMapped);
+  ASSERT_EQ(loaded->file().residence(), FileResidence::kLoaded);
+  int n_repacked = 0;
+  for (const auto& l : loaded->weights().layers) n_repacked += (l.wq.rows16 != nullptr) + (l.ffn_gate.rows16 != nullptr);
+  EXPECT_GT(n_repacked, 0);
+  for (const auto& l : mapped->weights().layers) EXPECT_EQ(l.wq.rows16, nullptr);
+  std::vector<std::vector<float>> logits[2];
+  for (int which = 0; which < 2; ++which) {
+    const model::Model& m = which == 0 ? *loaded : *mapped;
+    kv::KvCacheConfig kc;
+    kc.n_ctx_seq = 16;
+    kv::KvCache cache(m.config(), kc, table);
+    ThreadPool pool(2);
+    runtime::Forward fwd(m, cache, pool);
+    std::vector<runtime::BatchToken> prompt;
+    for (int i = 0; i < 9; ++i) prompt.push_back({(i * 37 + 5) % m.config().n_vocab, 0, i, true});
+    logits[which].push_back(fwd.eval(prompt));
+    for (int i = 9; i < 12; ++i) logits[which].push_back(fwd.eval({{(i * 11) % m.config().n_vocab, 0, i, true}}));
+  }
+  const int n_vocab = loaded->config().n_vocab;
+  for (size_t s = 0; s < logits[0].size(); ++s) {
+    const int rows = (int)(logits[0][s].size() / (size_t)n_vocab);
+    EXPECT_LT(max_rel_err(logits[0][s].data(), logits[1][s].data(), rows, n_vocab), 1e-4) << "step " << s;
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace oscar

@@ -1,0 +1,116 @@
+// The rows16 Q4_K GEMV (kquant_rows16.h) with AVX-512 VNNI: per super-block
+// of 16 rows, the scales unpacked on xmm vectors, 64 vpdpbusd (16 rows x 4
+// weights x 4 activation bytes each), the sub-block scales and mins as int32
+// multiplies, and two FMAs into the 16 row totals.
+
+// GCC 12 warns falsely about the _mm512_undefined_* placeholders inside the
+// AVX-512 intrinsics (-Wmaybe-uninitialized, GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include "core/prefetch.h"
+#include "quant/kquant_blocks.h"
+#include "quant/kquant_rows16.h"
+
+namespace oscar::quant {
+
+namespace {
+
+// The 6-bit scales (mins = false) or mins of sub-blocks 0..7 of 16 rows:
+// kq_unpack_scales_k4 on 16-byte vectors, one byte per row.
+inline void unpack_k4(const BlockQ4_Kx16& b, bool mins, __m128i* out) {
+  const auto q = [&](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[i])); };
+  const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(15), m48 = _mm_set1_epi8(48);
+  for (int j = 0; j < 4; ++j) {
+    const __m128i lo = q(j + (mins ? 4 : 0)), hi = q(j + 8);
+    out[j] = _mm_and_si128(lo, m63);
+    // (q >> 6) << 4 per byte: the 16-bit shift by 2 brings bits 6-7 to 4-5;
+    // the mask drops what came in from the byte above.
+    const __m128i top = _mm_and_si128(_mm_srli_epi16(lo, 2), m48);
+    out[j + 4] = _mm_or_si128(_mm_and_si128(mins ? _mm_srli_epi16(hi, 4) : hi, m15), top);
+  }
+}
+
+// Rows 16g .. 16g + 15 against NC activation columns (act + c * act_stride),
+// out[c * out_stride + r]. The weights of a chunk are loaded and split into
+// nibbles once for all columns. One column keeps two accumulators per
+// sub-block parity so that four vpdpbusd chains run side by side.
+template <int NC>
+void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t act_stride, float* out,
+                size_t out_stride) {
+  constexpr int kChains = NC == 1 ? 2 : 1;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  __m512 total[NC];
+  for (int c = 0; c < NC; ++c) total[c] = _mm512_setzero_ps();
+  for (int64_t ib = 0; ib < nb; ++ib) {
+    const BlockQ4_Kx16& b = wg[ib];
+    if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&b) + kStreamPrefetchBytes, sizeof(b));
+    const BlockQ8_K* x[NC];
+    for (int c = 0; c < NC; ++c) x[c] = reinterpret_cast<const BlockQ8_K*>(act + c * act_stride) + ib;
+    __m128i sc[8];
+    unpack_k4(b, false, sc);
+    __m512i isum[NC];
+    for (int c = 0; c < NC; ++c) isum[c] = _mm512_setzero_si512();
+    for (int p = 0; p < 4; ++p) {
+      __m512i e[NC][kChains], o[NC][kChains];
+      for (int c = 0; c < NC; ++c)
+        for (int h = 0; h < kChains; ++h) e[c][h] = o[c][h] = _mm512_setzero_si512();
+      for (int k = 0; k < 8; ++k) {
+        const __m512i wv = _mm512_loadu_si512(b.qs[8 * p + k]);
+        const __m512i lo = _mm512_and_si512(wv, low4), hi = _mm512_and_si512(_mm512_srli_epi16(wv, 4), low4);
+        for (int c = 0; c < NC; ++c) {
+          const auto* q = reinterpret_cast<const int32_t*>(x[c]->qs + 64 * p);
+          e[c][k % kChains] = _mm512_dpbusd_epi32(e[c][k % kChains], lo, _mm512_set1_epi32(q[k]));
+          o[c][k % kChains] = _mm512_dpbusd_epi32(o[c][k % kChains], hi, _mm512_set1_epi32(q[8 + k]));
+        }
+      }
+      const __m512i se = _mm512_cvtepu8_epi32(sc[2 * p]), so = _mm512_cvtepu8_epi32(sc[2 * p + 1]);
+      for (int c = 0; c < NC; ++c) {
+        __m512i ec = e[c][0], oc = o[c][0];
+        if (kChains == 2) ec = _mm512_add_epi32(ec, e[c][kChains - 1]), oc = _mm512_add_epi32(oc, o[c][kChains - 1]);
+        isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(ec, se));
+        isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(oc, so));
+      }
+    }
+    // The mins meet the activations' sums of each 32 values.
+    __m128i mn[8];
+    unpack_k4(b, true, mn);
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.d)));
+    const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.dmin)));
+    for (int c = 0; c < NC; ++c) {
+      __m512i ibias = _mm512_setzero_si512();
+      for (int j = 0; j < 8; ++j)
+        ibias = _mm512_add_epi32(ibias, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(mn[j]),
+                                                           _mm512_set1_epi32(x[c]->bsums[2 * j] + x[c]->bsums[2 * j + 1])));
+      const __m512 ad = _mm512_set1_ps(x[c]->d);
+      total[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(d, ad), total[c]);
+      total[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(ibias), _mm512_mul_ps(dm, ad), total[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) _mm512_storeu_ps(out + c * out_stride, total[c]);
+}
+
+}  // namespace
+
+void gemv_q4_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act,
+                                 float* out) {
+  const int64_t nb = cols / kQK_K;
+  const auto* groups = static_cast<const BlockQ4_Kx16*>(w);
+  for (int64_t g = g0; g < g0 + n; ++g)
+    group_tile<1>(nb, groups + g * nb, static_cast<const uint8_t*>(act), 0, out + (g - g0) * kRows16, 0);
+}
+
+void gemm_q4_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride,
+                                 int64_t nc, float* out, size_t out_stride) {
+  const int64_t nb = cols / kQK_K;
+  const auto* wg = static_cast<const BlockQ4_Kx16*>(w) + g * nb;
+  const auto* a = static_cast<const uint8_t*>(act);
+  int64_t c = 0;
+  for (; c + 4 <= nc; c += 4) group_tile<4>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
+  for (; c + 2 <= nc; c += 2) group_tile<2>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
+  for (; c < nc; ++c) group_tile<1>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
+}
+
+}  // namespace oscar::quant
