@@ -93,10 +93,10 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
 }
 
 // The same GEMV with the Q4_K rows repacked 16 at a time (quant/kquant_rows16.h,
-// not yet used by matmul): against gemv/q4_K and gemv_cached/q4_K of the same
-// run it shows what repacking the weights at load time would buy. GB/s count
-// the file's Q4_K bytes, as gemv/q4_K does (the repacked matrix is 2.8% more).
-// Groups are split evenly over the threads.
+// what the loader does on CPUs with the kernel): against gemv/q4_K and
+// gemv_cached/q4_K of the same run it shows what the repacking buys. The
+// repacked matrix has the file's bytes. Groups are split evenly over the
+// threads.
 void BM_Rows16Gemv(benchmark::State& state, int64_t rows, int64_t cols, int threads, bool cached) {
   Env& e = env();
   const quant::QuantTraits* q = e.table.find(TensorType::Q4_K);

@@ -1,7 +1,7 @@
-// Q4_K weights repacked 16 rows at a time ("rows16"): the first step of
-// load-time weight repacking for decode (issue 3). Not yet used by the
-// engine's matmul; see bench/RESULTS.md, session 14, for why it is the next
-// lever and what it measured.
+// Q4_K weights repacked 16 rows at a time ("rows16"). The model loader
+// repacks every Q4_K matrix that fits, in place, on CPUs with the AVX-512 VNNI
+// kernel (model_loader.cpp), and kernels/matmul.cpp runs them through
+// Rows16Kernels. bench/RESULTS.md, session 14, has the measurements.
 //
 // In the file's layout a GEMV spends most of its instructions per super-block
 // and row on vpmaddubsw + vpmaddwd pairs, scale unpacking and a horizontal
