@@ -47,6 +47,19 @@ Env& env() {
   return *e;
 }
 
+// rows x cols normal weights quantized to q's type, rows back to back.
+std::vector<uint8_t> random_weights(const quant::QuantTraits& q, int64_t rows, int64_t cols, std::mt19937& rng) {
+  const size_t rb = *row_bytes(q.type, (uint64_t)cols);
+  std::vector<uint8_t> wq(rb * (size_t)rows);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> row((size_t)cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = nd(rng);
+    q.quantize(row.data(), &wq[(size_t)r * rb], cols);
+  }
+  return wq;
+}
+
 void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols,
                int threads, bool cached) {
   Env& e = env();
@@ -56,18 +69,13 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
     return;
   }
   const size_t rb = *row_bytes(t, (uint64_t)cols);
-  std::vector<uint8_t> wq(rb * (size_t)rows);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 1);
+  const std::vector<uint8_t> wq = random_weights(*q, rows, cols, rng);
   // Decode reads weights from DRAM, not from cache: GEMV rotates through
   // enough copies of the matrix (>= 512 MiB) that none is cached when reused.
   // A cached GEMV (the matrix in L2) shows the kernel's compute ceiling.
   const size_t copies = n_cols == 1 && !cached ? std::max<size_t>(1, (512u << 20) / wq.size()) : 1;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> nd(0, 1);
-  std::vector<float> tmp((size_t)cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (auto& v : tmp) v = nd(rng);
-    q->quantize(tmp.data(), &wq[(size_t)r * rb], cols);
-  }
   std::vector<float> x((size_t)(cols * n_cols)), y((size_t)(rows * n_cols));
   for (auto& v : x) v = nd(rng);
   ThreadPool pool(threads);
@@ -101,14 +109,10 @@ void BM_Rows16Gemv(benchmark::State& state, int64_t rows, int64_t cols, int thre
   Env& e = env();
   const quant::QuantTraits* q = e.table.find(TensorType::Q4_K);
   const size_t rb = *row_bytes(TensorType::Q4_K, (uint64_t)cols);
-  std::vector<uint8_t> wq(rb * (size_t)rows);
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0, 1);
+  const std::vector<uint8_t> wq = random_weights(*q, rows, cols, rng);
   std::vector<float> x((size_t)cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (auto& v : x) v = nd(rng);
-    q->quantize(x.data(), &wq[(size_t)r * rb], cols);
-  }
   for (auto& v : x) v = nd(rng);
   const size_t packed_bytes = quant::q4_K_rows16_bytes(rows, cols);
   const size_t copies = !cached ? std::max<size_t>(1, (512u << 20) / packed_bytes) : 1;
