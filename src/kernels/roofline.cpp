@@ -52,19 +52,25 @@ double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t b
   pool.parallel_for(n, 1 << 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) buf[i] = (float)(i & 7) * 0.125f;
   });
-  auto sum = [&](const float* p, size_t m) {
+  // Two loops, with and without the streaming kernels' software prefetch,
+  // the faster kept: on this Zen 5 one thread reads ~15% more without it,
+  // and the rows16 GEMV, which prefetches less densely than the old
+  // probe, outran a prefetching-only probe (bench/RESULTS.md, session 14).
+  auto sum = [&](const float* p, size_t m, bool prefetch) {
 #if defined(OSCAR_X86)
-    if (cpu.has_avx512_family()) return sum_bytes_avx512(p, m);
-    if (cpu.has_avx2_family()) return sum_bytes_avx2(p, m);
+    if (cpu.has_avx512_family()) return sum_bytes_avx512(p, m, prefetch);
+    if (cpu.has_avx2_family()) return sum_bytes_avx2(p, m, prefetch);
 #endif
+    (void)prefetch;
     return sum_scalar(p, m);
   };
   double best = 0;
   std::atomic<double> sink{0};
-  for (int r = 0; r < reps; ++r) {
+  for (int r = 0; r < 2 * reps; ++r) {
+    const bool prefetch = r % 2 == 0;
     const auto t0 = Clock::now();
     pool.parallel_for(n, 1 << 16, [&](size_t b, size_t e) {
-      double s = sum(buf + b, e - b);
+      double s = sum(buf + b, e - b, prefetch);
       double cur = sink.load();
       sink.store(cur + s);
     });

@@ -28,8 +28,8 @@ double measure_fma_peak(ThreadPool& pool, const CpuFeatures& cpu, int reps = 5,
 Roofline measure_roofline(ThreadPool& pool, const CpuFeatures& cpu);
 
 // ISA-specific pieces (roofline_avx2.cpp / roofline_avx512.cpp).
-double sum_bytes_avx2(const float* p, size_t n_floats);
-double sum_bytes_avx512(const float* p, size_t n_floats);
+double sum_bytes_avx2(const float* p, size_t n_floats, bool prefetch);
+double sum_bytes_avx512(const float* p, size_t n_floats, bool prefetch);
 double fma_chains_avx2(long iters);    // returns a value the caller must use
 double fma_chains_avx512(long iters);
 

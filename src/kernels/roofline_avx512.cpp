@@ -6,12 +6,12 @@
 
 namespace oscar::kernels {
 
-double sum_bytes_avx512(const float* p, size_t n) {
+double sum_bytes_avx512(const float* p, size_t n, bool prefetch) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
     // As far ahead as the streaming kernels, so the probe streams at least as well as they can.
-    prefetch_lines(p + i + kStreamPrefetchBytes / sizeof(float), 64 * sizeof(float));
+    if (prefetch) prefetch_lines(p + i + kStreamPrefetchBytes / sizeof(float), 64 * sizeof(float));
     a0 = _mm512_add_ps(a0, _mm512_loadu_ps(p + i));
     a1 = _mm512_add_ps(a1, _mm512_loadu_ps(p + i + 16));
     a2 = _mm512_add_ps(a2, _mm512_loadu_ps(p + i + 32));
