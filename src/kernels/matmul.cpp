@@ -119,9 +119,9 @@ size_t rows16_act_bytes(int64_t cols) {
   return (*row_bytes(TensorType::Q8_K, (uint64_t)cols) + 63) & ~size_t(63);
 }
 
-// A matrix repacked 16 rows at a time: one tile is one group of 16 rows. The
-// kernel reads each group once per column; with several columns the group's
-// bytes (cols / 256 * 2304) come from L1/L2 after the first.
+// A matrix repacked 16 rows at a time: one tile is one group of 16 rows. With
+// several columns the kernel loads and splits each weight chunk once for 4
+// columns (quant/kquant_rows16.h, Rows16GemmFn).
 void matmul_rows16(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_cols, float* y,
                    size_t y_stride, ThreadPool& pool, MatmulScratch& scratch) {
   const quant::Rows16Kernels& k = *w.rows16;
@@ -136,9 +136,8 @@ void matmul_rows16(const WeightMatrix& w, const float* x, size_t x_stride, int64
     return;
   }
   // Columns in blocks whose activations stay in L2 while a thread's groups
-  // sweep them (all 512 columns of a 9728-wide product are 5.7 MiB: streamed
-  // again for every group, they made qwen3-4b's pp512 14% slower than the
-  // file layout's tiles).
+  // sweep them: all 512 columns of a 9728-wide product are 5.7 MiB, which
+  // every group would otherwise stream again.
   const int64_t col_block = std::clamp<int64_t>((int64_t)(kRows16ActBlockBytes / act_stride), 8, 64);
   for (int64_t c0 = 0; c0 < n_cols; c0 += col_block) {
     const int64_t c1 = std::min(n_cols, c0 + col_block);
