@@ -120,12 +120,10 @@ void BM_Rows16Gemv(benchmark::State& state, int64_t rows, int64_t cols, int thre
   quant::repack_q4_K_rows16(wq.data(), rb, rows, cols, all.data());
   for (size_t c = 1; c < copies; ++c)
     std::copy(all.begin(), all.begin() + (long)packed_bytes, all.begin() + (long)(c * packed_bytes));
-  const quant::Rows16GemvFn gemv = quant::q4_K_rows16_gemv(e.cpu);
-  // The activations in Q8_K's natural order, by the same encoder matmul uses.
-  quant::QuantizeRowFn quantize = quant::quantize_q8_K;
-#if defined(OSCAR_X86)
-  if (e.cpu.has_avx2_family()) quantize = quant::quantize_q8_K_avx2;
-#endif
+  // The kernels matmul uses; the scalar ones where this CPU has none.
+  const quant::Rows16Kernels* k = e.table.q4_K_rows16();
+  const quant::Rows16GemvFn gemv = k ? k->gemv : quant::gemv_q4_K_rows16_ref;
+  const quant::QuantizeRowFn quantize = k ? k->quantize_act : quant::quantize_q8_K;
   std::vector<quant::BlockQ8_K> act((size_t)(cols / quant::kQK_K));
   std::vector<float> y((size_t)rows);
   ThreadPool pool(threads);
@@ -144,7 +142,7 @@ void BM_Rows16Gemv(benchmark::State& state, int64_t rows, int64_t cols, int thre
   const Roofline& roof = threads == 1 ? e.roof_one : e.roof_all;
   state.counters["GB/s"] = benchmark::Counter((double)wq.size(), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["bw_GB/s"] = roof.read_gbps;
-  state.SetLabel(gemv == quant::gemv_q4_K_rows16_ref ? "scalar" : "avx512vnni");
+  state.SetLabel(k ? k->name : "scalar");
 }
 
 // The per-layer GEMVs of one decode step in the order the forward pass runs

@@ -100,15 +100,6 @@ void gemv_q4_K_rows16_ref(int64_t cols, const void* w, int64_t g0, int64_t n, co
     }
 }
 
-void gemm_q4_K_rows16_ref(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
-                          float* out, size_t out_stride) {
-  float col[kRows16];
-  for (int64_t c = 0; c < nc; ++c) {
-    gemv_q4_K_rows16_ref(cols, w, g, 1, static_cast<const uint8_t*>(act) + c * act_stride, col);
-    for (int r = 0; r < kRows16; ++r) out[c * out_stride + r] = col[r];
-  }
-}
-
 const Rows16Kernels* q4_K_rows16_kernels(const CpuFeatures& cpu) {
 #if defined(OSCAR_X86)
   static const Rows16Kernels kVnni{gemv_q4_K_rows16_avx512vnni, gemm_q4_K_rows16_avx512vnni, quantize_q8_K_avx2,
@@ -117,14 +108,6 @@ const Rows16Kernels* q4_K_rows16_kernels(const CpuFeatures& cpu) {
 #endif
   (void)cpu;
   return nullptr;
-}
-
-Rows16GemvFn q4_K_rows16_gemv(const CpuFeatures& cpu) {
-#if defined(OSCAR_X86)
-  if (cpu.avx512vnni && cpu.has_avx512_family()) return gemv_q4_K_rows16_avx512vnni;
-#endif
-  (void)cpu;
-  return gemv_q4_K_rows16_ref;
 }
 
 }  // namespace oscar::quant

@@ -58,17 +58,14 @@ void repack_q4_K_rows16_in_place(void* data, int64_t rows, int64_t cols);
 // out[16 (g - g0) + r] = dot of row 16g + r with the Q8_K activation row
 // `act` (natural order, as quantize_q8_K writes it), for g0 <= g < g0 + n.
 using Rows16GemvFn = void (*)(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out);
-// The scalar reference (any CPU) and the fastest kernel this CPU has.
+// The scalar reference (any CPU), for tests.
 void gemv_q4_K_rows16_ref(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out);
-Rows16GemvFn q4_K_rows16_gemv(const CpuFeatures& cpu);
 
 // Group g (rows 16g .. 16g + 15) against nc activation columns, column c at
 // act + c * act_stride bytes: out[c * out_stride + r]. Loads and splits the
 // weights once per 4 columns.
 using Rows16GemmFn = void (*)(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride,
                               int64_t nc, float* out, size_t out_stride);
-void gemm_q4_K_rows16_ref(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
-                          float* out, size_t out_stride);
 
 // What a matmul over a repacked matrix needs (kernels/matmul.cpp): the GEMV,
 // the GEMM tile and the encoder of its activations (Q8_K in the natural order).

@@ -92,8 +92,7 @@ TEST(Rows16, GemvsMatchTheFileLayoutReference) {
     Rows16GemvFn fn;
   };
   std::vector<Impl> impls = {{"ref", gemv_q4_K_rows16_ref}};
-  const Rows16GemvFn best = q4_K_rows16_gemv(detect_cpu());
-  if (best != gemv_q4_K_rows16_ref) impls.push_back({"simd", best});
+  if (const Rows16Kernels* k = q4_K_rows16_kernels(detect_cpu())) impls.push_back({"simd", k->gemv});
   for (bool raw : {false, true})
     for (bool extreme : {false, true})
       for (int64_t cols : {256, 1024, 2560}) {
