@@ -89,6 +89,18 @@ TEST(MkModel, PresetHasPublishedShapeAndTiedEmbedding) {
   EXPECT_EQ(g.find_tensor("output.weight"), nullptr);  // tied
 }
 
+// Flags apply after the preset, --tied too: the tiny preset has its own
+// output matrix unless --tied asks for none.
+TEST(MkModel, TiedFlagOverridesThePreset) {
+  TmpDir t;
+  ASSERT_EQ(mkmodel("--preset tiny --tied --type q4_k_m -o " + t.file("tied.gguf")), 0);
+  ASSERT_EQ(mkmodel("--preset tiny --type q4_k_m -o " + t.file("untied.gguf")), 0);
+  auto tied = gguf::GgufFile::open(t.file("tied.gguf"));
+  auto untied = gguf::GgufFile::open(t.file("untied.gguf"));
+  EXPECT_EQ(tied.find_tensor("output.weight"), nullptr);
+  EXPECT_NE(untied.find_tensor("output.weight"), nullptr);
+}
+
 TEST(MkModel, TokenizerJsonGivesTheRealVocabulary) {
   const std::string tj = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3/tokenizer.json";
   if (!fs::exists(tj)) GTEST_SKIP() << "shared data absent: " << tj;

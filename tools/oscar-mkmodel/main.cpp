@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
       else if (f == "--kv-rot") kv_rot = val();
       else if (f == "--script") script_path = val();
       else if (f == "--k-outliers") k_outliers = val();
-      else if (f == "--tied") s.tied_output = true;
+      else if (f == "--tied") overrides.emplace_back(f, "");
       else if (f == "--double-wide-ffn") double_wide = true;
       else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
       else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
       else if (f == "--kv-shared") s.n_kv_shared = parse_count(f.c_str(), v.c_str());
       else if (f == "--per-layer-embd") s.n_embd_per_layer = parse_count(f.c_str(), v.c_str());
       else if (f == "--softcap") s.final_softcap = std::stof(v);
+      else if (f == "--tied") s.tied_output = true;
     }
     if (double_wide) s.double_wide_ffn = true;
     if (!k_outliers.empty()) parse_k_outliers(k_outliers, s);
