@@ -100,29 +100,30 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
   state.SetLabel(q->dot_impl);
 }
 
-// The same GEMV with the Q4_K rows repacked 16 at a time (quant/kquant_rows16.h,
-// what the loader does on CPUs with the kernel): against gemv/q4_K and
-// gemv_cached/q4_K of the same run it shows what the repacking buys. The
+// The same GEMV with the rows repacked 16 at a time (quant/kquant_rows16.h,
+// what the loader does on CPUs with the kernels): against gemv/<type> and
+// gemv_cached/<type> of the same run it shows what the repacking buys. The
 // repacked matrix has the file's bytes. Groups are split evenly over the
 // threads.
-void BM_Rows16Gemv(benchmark::State& state, int64_t rows, int64_t cols, int threads, bool cached) {
+void BM_Rows16Gemv(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, int threads, bool cached) {
   Env& e = env();
-  const quant::QuantTraits* q = e.table.find(TensorType::Q4_K);
-  const size_t rb = *row_bytes(TensorType::Q4_K, (uint64_t)cols);
+  const quant::QuantTraits* q = e.table.find(type);
+  const size_t rb = *row_bytes(type, (uint64_t)cols);
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0, 1);
   const std::vector<uint8_t> wq = random_weights(*q, rows, cols, rng);
   std::vector<float> x((size_t)cols);
   for (auto& v : x) v = nd(rng);
-  const size_t packed_bytes = quant::q4_K_rows16_bytes(rows, cols);
+  const size_t packed_bytes = rb * (size_t)rows;
   const size_t copies = !cached ? std::max<size_t>(1, (512u << 20) / packed_bytes) : 1;
   std::vector<uint8_t> all(packed_bytes * copies);
-  quant::repack_q4_K_rows16(wq.data(), rb, rows, cols, all.data());
+  quant::repack_rows16(type, wq.data(), rb, rows, cols, all.data());
   for (size_t c = 1; c < copies; ++c)
     std::copy(all.begin(), all.begin() + (long)packed_bytes, all.begin() + (long)(c * packed_bytes));
   // The kernels matmul uses; the scalar ones where this CPU has none.
-  const quant::Rows16Kernels* k = e.table.q4_K_rows16();
-  const quant::Rows16GemvFn gemv = k ? k->gemv : quant::gemv_q4_K_rows16_ref;
+  const quant::Rows16Kernels* k = e.table.rows16(type);
+  const quant::Rows16GemvFn gemv =
+      k ? k->gemv : type == TensorType::Q4_K ? quant::gemv_q4_K_rows16_ref : quant::gemv_q6_K_rows16_ref;
   const quant::QuantizeRowFn quantize = k ? k->quantize_act : quant::quantize_q8_K;
   std::vector<quant::BlockQ8_K> act((size_t)(cols / quant::kQK_K));
   std::vector<float> y((size_t)rows);
@@ -231,15 +232,17 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
-  for (int th : {1, all}) {
-    const std::string t = "/t" + std::to_string(th);
-    benchmark::RegisterBenchmark(("gemv_rows16/q4_K/9728x2560" + t).c_str(), BM_Rows16Gemv, 9728, 2560, th, false)
-        ->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("gemv_rows16/q4_K/2560x9728" + t).c_str(), BM_Rows16Gemv, 2560, 9728, th, false)
-        ->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("gemv_rows16_cached/q4_K/" + std::to_string(256 * th) + "x2560" + t).c_str(),
-                                 BM_Rows16Gemv, 256 * th, 2560, th, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-  }
+  for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K})
+    for (int th : {1, all}) {
+      const std::string t = "/t" + std::to_string(th), ty = type_name(type);
+      benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/9728x2560" + t).c_str(), BM_Rows16Gemv, type, 9728, 2560,
+                                   th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+      benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/2560x9728" + t).c_str(), BM_Rows16Gemv, type, 2560, 9728,
+                                   th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+      benchmark::RegisterBenchmark(("gemv_rows16_cached/" + ty + "/" + std::to_string(256 * th) + "x2560" + t).c_str(),
+                                   BM_Rows16Gemv, type, 256 * th, 2560, th, true)
+          ->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
   // qwen3-0.6b and qwen3-4b layer shapes.
   for (int th : {1, all}) {
     const std::string t = "/t" + std::to_string(th);

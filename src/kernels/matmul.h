@@ -9,24 +9,9 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "quant/kquant_rows16.h"
-#include "quant/quant.h"
+#include "kernels/weight_matrix.h"
 
 namespace oscar::kernels {
-
-// A weight matrix used in place (usually inside the mapped GGUF): `rows` rows
-// of `cols` values, each row `row_bytes` long, in the format of `traits`.
-struct WeightMatrix {
-  const quant::QuantTraits* traits = nullptr;
-  const void* data = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  size_t row_bytes = 0;
-  // Set when the loader repacked the rows 16 at a time (Q4_K only,
-  // quant/kquant_rows16.h): products then go through these kernels, and the
-  // bytes are no longer rows of row_bytes (no row lookups).
-  const quant::Rows16Kernels* rows16 = nullptr;
-};
 
 // Scratch memory reused across calls, so a decode step allocates nothing.
 // One per caller thread of matmul (a session owns one).

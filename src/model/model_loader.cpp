@@ -261,13 +261,14 @@ class ModelLoader {
 
 namespace {
 
-// Repacks the Q4_K matrices of a loaded model 16 rows at a time, in place
-// (quant/kquant_rows16.h: decode reads them ~1.2-1.3x faster on CPUs with the
-// kernel). Not the embedding tables, which are read a row at a time, nor a
-// mapped file, which is never written. Returns the bytes repacked.
-size_t repack_q4_K_rows16(gguf::GgufFile& file, ModelWeights& w, const quant::QuantTable& table) {
-  const quant::Rows16Kernels* k = table.q4_K_rows16();
-  if (!k || file.residence() != FileResidence::kLoaded) return 0;
+// Repacks the Q4_K and Q6_K matrices of a loaded model 16 rows at a time, in
+// place (quant/kquant_rows16.h: decode reads them faster on CPUs with the
+// kernels). An embedding table is repacked only when it is also the output
+// (tied): its lookups then unpack one row (kernels::dequantize_row), while a
+// table only looked up gains nothing. A mapped file is never written.
+// Returns the bytes repacked.
+size_t repack_rows16(gguf::GgufFile& file, ModelWeights& w, const quant::QuantTable& table) {
+  if (file.residence() != FileResidence::kLoaded) return 0;
   std::vector<kernels::WeightMatrix*> all = {&w.output, &w.ple_model_proj};
   for (LayerWeights& l : w.layers)
     for (kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ple_gate,
@@ -275,8 +276,8 @@ size_t repack_q4_K_rows16(gguf::GgufFile& file, ModelWeights& w, const quant::Qu
       all.push_back(m);
   std::vector<kernels::WeightMatrix*> picked;
   for (kernels::WeightMatrix* m : all) {
-    const bool lookup_table = m->data == w.tok_embd.data || m->data == w.ple_tok_embd.data;
-    if (m->data && !lookup_table && m->traits->type == TensorType::Q4_K && quant::q4_K_rows16_fits(m->rows, m->cols) &&
+    if (m->data && m->data != w.ple_tok_embd.data && table.rows16(m->traits->type) &&
+        quant::rows16_fits(m->traits->type, m->rows, m->cols) &&
         std::find_if(picked.begin(), picked.end(), [&](auto* p) { return p->data == m->data; }) == picked.end())
       picked.push_back(m);
   }
@@ -290,13 +291,17 @@ size_t repack_q4_K_rows16(gguf::GgufFile& file, ModelWeights& w, const quant::Qu
         const void* at = file.tensor_data(t).data();
         for (kernels::WeightMatrix* p : picked)
           if (p->data == at) {
-            quant::repack_q4_K_rows16_in_place(bytes_at, p->rows, p->cols);
+            quant::repack_rows16_in_place(p->traits->type, bytes_at, p->rows, p->cols);
             bytes += t.n_bytes;
             break;
           }
       });
   if (!edited) return 0;
-  for (kernels::WeightMatrix* p : picked) p->rows16 = k;
+  // Every view of a repacked tensor learns it (a tied output is tok_embd).
+  all.push_back(&w.tok_embd);
+  for (kernels::WeightMatrix* m : all)
+    for (kernels::WeightMatrix* p : picked)
+      if (m->data == p->data) m->rows16 = table.rows16(m->traits->type);
   return bytes;
 }
 
@@ -306,7 +311,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTa
                                    const Logger& log, FileResidence how) {
   std::unique_ptr<Model> m(new Model(gguf::GgufFile::open(path, how)));
   ModelLoader(*m, table).load();
-  const size_t repacked = repack_q4_K_rows16(m->file_, m->weights_, table);
+  const size_t repacked = repack_rows16(m->file_, m->weights_, table);
   const ModelConfig& c = m->config();
   int n_sliding = 0, n_shared = 0;
   for (int i = 0; i < c.n_layer; ++i) {
@@ -335,8 +340,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTa
     log.info(std::string("weights: ") + size + " mapped from the file (--mmap)");
   if (repacked > 0) {
     std::snprintf(size, sizeof size, "%.1f MiB", (double)repacked / (1 << 20));
-    log.info(std::string("weights: ") + size + " of Q4_K repacked 16 rows at a time for the " +
-             table.q4_K_rows16()->name + " kernels");
+    log.info(std::string("weights: ") + size + " of Q4_K/Q6_K repacked 16 rows at a time (rows16 kernels)");
   }
   return m;
 }

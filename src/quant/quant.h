@@ -78,14 +78,15 @@ class QuantTable {
   // Same as find(), but throws Error naming `what` (e.g. a tensor name) and
   // the type when unsupported.
   const QuantTraits& get(TensorType t, const char* what = "tensor") const;
-  // The kernels for Q4_K matrices repacked 16 rows at a time, or nullptr
-  // where this CPU has none (then the loader repacks nothing).
-  const Rows16Kernels* q4_K_rows16() const { return q4_K_rows16_; }
+  // The kernels for matrices of type t repacked 16 rows at a time (Q4_K,
+  // Q6_K), or nullptr where this CPU has none (then the loader leaves such
+  // matrices as they are).
+  const Rows16Kernels* rows16(TensorType t) const;
 
  private:
   QuantTraits traits_[40] = {};
   bool present_[40] = {};
-  const Rows16Kernels* q4_K_rows16_ = nullptr;
+  const Rows16Kernels* rows16_[40] = {};
 };
 
 // Each family fills in its types. `cpu` selects the dot kernels; passing a

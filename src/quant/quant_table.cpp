@@ -9,7 +9,12 @@ QuantTable::QuantTable(const CpuFeatures& cpu) {
   register_float_types(traits_, present_, cpu);
   register_legacy_types(traits_, present_, cpu);
   register_kquant_types(traits_, present_, cpu);
-  q4_K_rows16_ = q4_K_rows16_kernels(cpu);
+  for (uint32_t id = 0; id < 40; ++id) rows16_[id] = rows16_kernels((TensorType)id, cpu);
+}
+
+const Rows16Kernels* QuantTable::rows16(TensorType t) const {
+  const auto id = (uint32_t)t;
+  return id < 40 ? rows16_[id] : nullptr;
 }
 
 const QuantTraits* QuantTable::find(TensorType t) const {

@@ -97,8 +97,7 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   // Embedding rows, decoded from whatever type token_embd is stored in
   // (Gemma scales them by sqrt(n_embd)).
   for (int i = 0; i < n; ++i) {
-    const auto* row = static_cast<const uint8_t*>(w.tok_embd.data) + (size_t)batch[(size_t)i].token * w.tok_embd.row_bytes;
-    w.tok_embd.traits->dequantize(row, &x_[(size_t)i * E], c.n_embd);
+    kernels::dequantize_row(w.tok_embd, batch[(size_t)i].token, &x_[(size_t)i * E]);
     if (c.embd_scale != 1.0f) scale(&x_[(size_t)i * E], E, c.embd_scale);
     seq_[(size_t)i] = batch[(size_t)i].seq;
     pos_[(size_t)i] = batch[(size_t)i].pos;

@@ -28,9 +28,7 @@ void Forward::ple_inputs(const std::vector<BatchToken>& batch, int n) {
   for (int i = 0; i < n; ++i) {
     float* in = &ple_in_[(size_t)i * LP];
     float* tok = &ple_a_[(size_t)i * LP];
-    const auto* row = static_cast<const uint8_t*>(w.ple_tok_embd.data) +
-                      (size_t)batch[(size_t)i].token * w.ple_tok_embd.row_bytes;
-    w.ple_tok_embd.traits->dequantize(row, tok, (int64_t)LP);
+    kernels::dequantize_row(w.ple_tok_embd, batch[(size_t)i].token, tok);
     for (size_t l = 0; l < (size_t)c.n_layer; ++l) {
       float* s = in + l * P;
       scale(s, P, proj_scale);

@@ -169,52 +169,63 @@ TEST(Matmul, SharedInputMatchesOneMatmulPerMatrix) {
     }
 }
 
-// Q4_K matrices repacked 16 rows at a time (as the loader does on CPUs with
-// the kernel): GEMV and GEMM through matmul, and matmul_shared_input mixing a
-// repacked Q4_K with a file-layout Q6_K, against the file-layout matrices.
-// The sums are the same integers, scaled in another order: 1e-5 relative.
-TEST(Matmul, RepackedQ4KMatchesTheFileLayout) {
+// Q4_K and Q6_K matrices repacked 16 rows at a time (as the loader does on
+// CPUs with the kernels): GEMV and GEMM through matmul, and
+// matmul_shared_input mixing a repacked matrix with a file-layout Q6_K,
+// against the file-layout matrices. The sums are the same integers, scaled
+// in another order: 1e-5 relative.
+TEST(Matmul, RepackedMatricesMatchTheFileLayout) {
   const CpuFeatures cpu = detect_cpu();
-  const quant::Rows16Kernels* k = quant::q4_K_rows16_kernels(cpu);
-  if (!k) GTEST_SKIP() << "no rows16 kernel on this CPU";
   quant::QuantTable table(cpu);
-  std::mt19937 rng(8);
-  const int64_t cols = 768;
-  OwnedMatrix plain = random_matrix(table, TensorType::Q4_K, 96, cols, rng);
-  OwnedMatrix q6 = random_matrix(table, TensorType::Q6_K, 40, cols, rng);
-  std::vector<uint8_t> packed = plain.bytes;
-  quant::repack_q4_K_rows16_in_place(packed.data(), plain.w.rows, cols);
-  WeightMatrix repacked = plain.w;
-  repacked.data = packed.data();
-  repacked.rows16 = k;
-  std::normal_distribution<float> nd(0, 1);
-  for (int threads : {1, 2, 3})
-    for (int64_t n_cols : {1, 5, 7}) {
-      ThreadPool pool(threads);
-      MatmulScratch scratch;
-      std::vector<float> x((size_t)(cols * n_cols));
-      for (auto& v : x) v = nd(rng);
-      const size_t stride = 100;
-      std::vector<float> want(stride * (size_t)n_cols, NAN), got = want;
-      matmul(plain.w, x.data(), (size_t)cols, n_cols, want.data(), stride, pool, scratch);
-      matmul(repacked, x.data(), (size_t)cols, n_cols, got.data(), stride, pool, scratch);
-      float scale = 0;
-      for (float v : want) if (!std::isnan(v)) scale = std::max(scale, std::fabs(v));
-      for (size_t i = 0; i < got.size(); ++i) {
-        if (i % stride >= 96) {
-          EXPECT_TRUE(std::isnan(got[i])) << "wrote past the rows at " << i;
-          continue;
-        }
-        ASSERT_NEAR(got[i], want[i], 1e-5f * scale) << "threads " << threads << " n_cols " << n_cols << " i " << i;
-      }
-      if (n_cols != 1) continue;
-      std::vector<float> g4((size_t)96, NAN), g6((size_t)40, NAN), w6((size_t)40, NAN);
-      matmul(q6.w, x.data(), (size_t)cols, 1, w6.data(), 40, pool, scratch);
-      const MatmulOutput outs[2] = {{&repacked, g4.data(), 96}, {&q6.w, g6.data(), 40}};
-      matmul_shared_input(outs, 2, x.data(), (size_t)cols, 1, pool, scratch);
-      for (int i = 0; i < 96; ++i) ASSERT_NEAR(g4[(size_t)i], want[(size_t)i], 1e-5f * scale) << i;
-      for (int i = 0; i < 40; ++i) ASSERT_EQ(g6[(size_t)i], w6[(size_t)i]) << i;
+  for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K}) {
+    const quant::Rows16Kernels* k = table.rows16(type);
+    if (!k) GTEST_SKIP() << "no rows16 kernel on this CPU";
+    std::mt19937 rng(8);
+    const int64_t cols = 768;
+    OwnedMatrix plain = random_matrix(table, type, 96, cols, rng);
+    OwnedMatrix q6 = random_matrix(table, TensorType::Q6_K, 40, cols, rng);
+    std::vector<uint8_t> packed = plain.bytes;
+    quant::repack_rows16_in_place(type, packed.data(), plain.w.rows, cols);
+    WeightMatrix repacked = plain.w;
+    repacked.data = packed.data();
+    repacked.rows16 = k;
+    // A row read back from the repacked matrix is the file's row.
+    std::vector<float> row_plain((size_t)cols), row_packed((size_t)cols);
+    for (int64_t r : {0, 17, 95}) {
+      dequantize_row(plain.w, r, row_plain.data());
+      dequantize_row(repacked, r, row_packed.data());
+      ASSERT_EQ(row_plain, row_packed) << type_name(type) << " row " << r;
     }
+    std::normal_distribution<float> nd(0, 1);
+    for (int threads : {1, 2, 3})
+      for (int64_t n_cols : {1, 5, 7}) {
+        ThreadPool pool(threads);
+        MatmulScratch scratch;
+        std::vector<float> x((size_t)(cols * n_cols));
+        for (auto& v : x) v = nd(rng);
+        const size_t stride = 100;
+        std::vector<float> want(stride * (size_t)n_cols, NAN), got = want;
+        matmul(plain.w, x.data(), (size_t)cols, n_cols, want.data(), stride, pool, scratch);
+        matmul(repacked, x.data(), (size_t)cols, n_cols, got.data(), stride, pool, scratch);
+        float scale = 0;
+        for (float v : want) if (!std::isnan(v)) scale = std::max(scale, std::fabs(v));
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (i % stride >= 96) {
+            EXPECT_TRUE(std::isnan(got[i])) << "wrote past the rows at " << i;
+            continue;
+          }
+          ASSERT_NEAR(got[i], want[i], 1e-5f * scale)
+              << type_name(type) << " threads " << threads << " n_cols " << n_cols << " i " << i;
+        }
+        if (n_cols != 1) continue;
+        std::vector<float> g4((size_t)96, NAN), g6((size_t)40, NAN), w6((size_t)40, NAN);
+        matmul(q6.w, x.data(), (size_t)cols, 1, w6.data(), 40, pool, scratch);
+        const MatmulOutput outs[2] = {{&repacked, g4.data(), 96}, {&q6.w, g6.data(), 40}};
+        matmul_shared_input(outs, 2, x.data(), (size_t)cols, 1, pool, scratch);
+        for (int i = 0; i < 96; ++i) ASSERT_NEAR(g4[(size_t)i], want[(size_t)i], 1e-5f * scale) << i;
+        for (int i = 0; i < 40; ++i) ASSERT_EQ(g6[(size_t)i], w6[(size_t)i]) << i;
+      }
+  }
 }
 
 }  // namespace

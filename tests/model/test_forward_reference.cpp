@@ -140,24 +140,37 @@ TEST(Forward, RejectsBadBatchesWithoutTouchingTheCache) {
   fs::remove_all(dir);
 }
 
-// A loaded q4_k_m model has its Q4_K matrices repacked 16 rows at a time
-// where the CPU has the kernel (model_loader.cpp); the same file mapped is
-// never written. Both must give the same logits, prompt and decode.
-TEST(Forward, RepackedQ4KWeightsGiveTheSameLogits) {
+// A loaded q4_k_m model has its Q4_K and Q6_K matrices repacked 16 rows at
+// a time where the CPU has the kernels (model_loader.cpp), the tied output
+// table included, whose embedding lookups then unpack a row; the same file
+// mapped is never written. Both must give the same logits, prompt and decode.
+TEST(Forward, RepackedWeightsGiveTheSameLogits) {
   const quant::QuantTable table(detect_cpu());
-  if (!table.q4_K_rows16()) GTEST_SKIP() << "no rows16 kernel on this CPU: nothing is repacked";
+  if (!table.rows16(TensorType::Q4_K)) GTEST_SKIP() << "no rows16 kernel on this CPU: nothing is repacked";
   const std::string dir = tmp_dir();
   const std::string model_path = dir + "/q4.gguf";
+  // --tied --vocab 304: the Q6_K token table is the output, 19 groups of 16.
   ASSERT_EQ(run(std::string(OSCAR_BIN_DIR) + "/oscar-mkmodel --arch qwen3 --preset tiny --embd 256 --ffn 512 " +
-                "--type q4_k_m -o " + model_path + " 2>/dev/null"),
+                "--vocab 304 --tied --type q4_k_m -o " + model_path + " 2>/dev/null"),
             0);
   auto loaded = model::Model::load(model_path, table, Logger::quiet(), FileResidence::kLoaded);
   auto mapped = model::Model::load(model_path, table, Logger::quiet(), FileResidence::kMapped);
   ASSERT_EQ(loaded->file().residence(), FileResidence::kLoaded);
-  int n_repacked = 0;
-  for (const auto& l : loaded->weights().layers) n_repacked += (l.wq.rows16 != nullptr) + (l.ffn_gate.rows16 != nullptr);
-  EXPECT_GT(n_repacked, 0);
+  // Repacked: Q4_K layer matrices, Q6_K ones (some layers' V and down) and
+  // the tied output, whose lookups go through the same rows16 view.
+  const model::ModelWeights& lw = loaded->weights();
+  int n_q4 = 0, n_q6 = 0;
+  for (const auto& l : lw.layers)
+    for (const kernels::WeightMatrix* m : {&l.wq, &l.wv, &l.ffn_gate, &l.ffn_down})
+      if (m->rows16) (m->traits->type == TensorType::Q4_K ? n_q4 : n_q6) += 1;
+  EXPECT_GT(n_q4, 0);
+  EXPECT_GT(n_q6, 0);
+  ASSERT_EQ(lw.output.data, lw.tok_embd.data);
+  EXPECT_EQ(lw.output.traits->type, TensorType::Q6_K);
+  EXPECT_NE(lw.output.rows16, nullptr);
+  EXPECT_EQ(lw.tok_embd.rows16, lw.output.rows16);
   for (const auto& l : mapped->weights().layers) EXPECT_EQ(l.wq.rows16, nullptr);
+  EXPECT_EQ(mapped->weights().tok_embd.rows16, nullptr);
   std::vector<std::vector<float>> logits[2];
   for (int which = 0; which < 2; ++which) {
     const model::Model& m = which == 0 ? *loaded : *mapped;
