@@ -25,9 +25,17 @@
 namespace oscar::kernels {
 namespace {
 
+// The CPU with its AVX-512 masked off: the kernels a CPU with AVX2 only
+// would run, measured on this one.
+CpuFeatures avx2_only(CpuFeatures c) {
+  c.avx512f = c.avx512bw = c.avx512vl = c.avx512dq = c.avx512vnni = c.avx512vbmi = c.avx512bf16 = false;
+  return c;
+}
+
 struct Env {
   CpuFeatures cpu = detect_cpu();
   quant::QuantTable table{cpu};
+  quant::QuantTable table_avx2{avx2_only(cpu)};
   Roofline roof_all, roof_one;
 };
 
@@ -60,10 +68,12 @@ std::vector<uint8_t> random_weights(const quant::QuantTraits& q, int64_t rows, i
   return wq;
 }
 
-void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols,
-               int threads, bool cached) {
+// avx2: the file-layout kernels of a CPU without AVX-512; r16: the matrix
+// repacked 16 rows at a time and run through these kernels.
+void matmul_bench(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
+                  bool cached, bool avx2, const quant::Rows16Kernels* r16 = nullptr) {
   Env& e = env();
-  const quant::QuantTraits* q = e.table.find(t);
+  const quant::QuantTraits* q = (avx2 ? e.table_avx2 : e.table).find(t);
   if (!q) {
     state.SkipWithError("type not registered");
     return;
@@ -71,7 +81,8 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
   const size_t rb = *row_bytes(t, (uint64_t)cols);
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0, 1);
-  const std::vector<uint8_t> wq = random_weights(*q, rows, cols, rng);
+  std::vector<uint8_t> wq = random_weights(*q, rows, cols, rng);
+  if (r16) quant::repack_rows16_in_place(t, wq.data(), rows, cols);
   // Decode reads weights from DRAM, not from cache: GEMV rotates through
   // enough copies of the matrix (>= 512 MiB) that none is cached when reused.
   // A cached GEMV (the matrix in L2) shows the kernel's compute ceiling.
@@ -84,7 +95,7 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
   for (size_t c = 0; c < copies; ++c) std::copy(wq.begin(), wq.end(), all.begin() + (long)(c * wq.size()));
   size_t next = 0;
   for (auto _ : state) {
-    WeightMatrix w{q, all.data() + next * wq.size(), rows, cols, rb};
+    WeightMatrix w{q, all.data() + next * wq.size(), rows, cols, rb, r16};
     next = (next + 1) % copies;
     matmul(w, x.data(), (size_t)cols, n_cols, y.data(), (size_t)rows, pool, scratch);
     benchmark::ClobberMemory();
@@ -97,7 +108,24 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
       benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["bw_GB/s"] = roof.read_gbps;
   state.counters["peak_GFLOP/s"] = roof.fma_gflops;
-  state.SetLabel(q->dot_impl);
+  state.SetLabel(r16 ? r16->name : q->dot_impl);
+}
+
+void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
+               bool cached) {
+  matmul_bench(state, t, rows, cols, n_cols, threads, cached, false);
+}
+
+// A repacked matrix through matmul (GEMM: the rows16 GEMM tiles).
+void BM_MatmulRows16(benchmark::State& state, const quant::Rows16Kernels* k, TensorType t, int64_t rows, int64_t cols,
+                     int64_t n_cols, int threads) {
+  matmul_bench(state, t, rows, cols, n_cols, threads, false, false, k);
+}
+
+// The same with the kernels of a CPU without AVX-512.
+void BM_MatmulAvx2(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
+                   bool cached) {
+  matmul_bench(state, t, rows, cols, n_cols, threads, cached, true);
 }
 
 // The same GEMV with the rows repacked 16 at a time (quant/kquant_rows16.h,
@@ -105,7 +133,8 @@ void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols
 // gemv_cached/<type> of the same run it shows what the repacking buys. The
 // repacked matrix has the file's bytes. Groups are split evenly over the
 // threads.
-void BM_Rows16Gemv(benchmark::State& state, TensorType type, int64_t rows, int64_t cols, int threads, bool cached) {
+void BM_Rows16Gemv(benchmark::State& state, const quant::Rows16Kernels* k, TensorType type, int64_t rows, int64_t cols,
+                   int threads, bool cached) {
   Env& e = env();
   const quant::QuantTraits* q = e.table.find(type);
   const size_t rb = *row_bytes(type, (uint64_t)cols);
@@ -120,8 +149,7 @@ void BM_Rows16Gemv(benchmark::State& state, TensorType type, int64_t rows, int64
   quant::repack_rows16(type, wq.data(), rb, rows, cols, all.data());
   for (size_t c = 1; c < copies; ++c)
     std::copy(all.begin(), all.begin() + (long)packed_bytes, all.begin() + (long)(c * packed_bytes));
-  // The kernels matmul uses; the scalar ones where this CPU has none.
-  const quant::Rows16Kernels* k = e.table.rows16(type);
+  // The given kernels; the scalar ones where this CPU has none.
   const quant::Rows16GemvFn gemv =
       k ? k->gemv : type == TensorType::Q4_K ? quant::gemv_q4_K_rows16_ref : quant::gemv_q6_K_rows16_ref;
   const quant::QuantizeRowFn quantize = k ? k->quantize_act : quant::quantize_q8_K;
@@ -232,17 +260,36 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
-  for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K})
-    for (int th : {1, all}) {
-      const std::string t = "/t" + std::to_string(th), ty = type_name(type);
-      benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/9728x2560" + t).c_str(), BM_Rows16Gemv, type, 9728, 2560,
-                                   th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-      benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/2560x9728" + t).c_str(), BM_Rows16Gemv, type, 2560, 9728,
-                                   th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-      benchmark::RegisterBenchmark(("gemv_rows16_cached/" + ty + "/" + std::to_string(256 * th) + "x2560" + t).c_str(),
-                                   BM_Rows16Gemv, type, 256 * th, 2560, th, true)
-          ->Unit(benchmark::kMillisecond)->UseRealTime();
-    }
+  // Every rows16 kernel set this CPU can run (the first is the one matmul
+  // uses), with "/avx2" runs of the file-layout GEMVs to compare the AVX2
+  // set with.
+  for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K}) {
+    std::vector<const quant::Rows16Kernels*> ks = quant::rows16_kernel_variants(type, env().cpu);
+    if (ks.empty()) ks.push_back(nullptr);
+    for (size_t v = 0; v < ks.size(); ++v)
+      for (int th : {1, all}) {
+        const std::string t = "/t" + std::to_string(th), ty = type_name(type);
+        const std::string sfx = v == 0 ? t : t + "/" + (ks[v]->name + 7);  // "rows16-avx2" -> "avx2"
+        benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/9728x2560" + sfx).c_str(), BM_Rows16Gemv, ks[v], type,
+                                     9728, 2560, th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/2560x9728" + sfx).c_str(), BM_Rows16Gemv, ks[v], type,
+                                     2560, 9728, th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(
+            ("gemv_rows16_cached/" + ty + "/" + std::to_string(256 * th) + "x2560" + sfx).c_str(), BM_Rows16Gemv,
+            ks[v], type, 256 * th, 2560, th, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("gemm512_rows16/" + ty + "/9728x2560" + sfx).c_str(), BM_MatmulRows16, ks[v],
+                                     type, 9728, 2560, 512, th)->Unit(benchmark::kMillisecond)->UseRealTime()
+            ->Iterations(2);
+        if (v == 0) continue;
+        benchmark::RegisterBenchmark(("gemm512/" + ty + "/9728x2560" + sfx).c_str(), BM_MatmulAvx2, type, 9728, 2560,
+                                     512, th, false)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+        benchmark::RegisterBenchmark(("gemv/" + ty + "/9728x2560" + sfx).c_str(), BM_MatmulAvx2, type, 9728, 2560, 1,
+                                     th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("gemv_cached/" + ty + "/" + std::to_string(256 * th) + "x2560" + sfx).c_str(),
+                                     BM_MatmulAvx2, type, 256 * th, 2560, 1, th, true)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+      }
+  }
   // qwen3-0.6b and qwen3-4b layer shapes.
   for (int th : {1, all}) {
     const std::string t = "/t" + std::to_string(th);

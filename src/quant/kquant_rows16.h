@@ -1,7 +1,7 @@
 // K-quant weights repacked 16 rows at a time ("rows16"): Q4_K and Q6_K. The
-// model loader repacks every such matrix that fits, in place, on CPUs with the
-// AVX-512 VNNI kernels (model_loader.cpp), and kernels/matmul.cpp runs them
-// through Rows16Kernels. bench/RESULTS.md, sessions 14 and 15, has the
+// model loader repacks every such matrix that fits, in place, where
+// rows16_kernels has kernels for its type (AVX-512 VNNI: both; AVX2 only:
+// Q4_K), and kernels/matmul.cpp runs them through Rows16Kernels. bench/RESULTS.md, sessions 14 and 15, has the
 // measurements.
 //
 // In the file's layout a GEMV spends most of its instructions per super-block
@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/cpu_features.h"
 #include "quant/quant.h"
@@ -96,11 +97,22 @@ struct Rows16Kernels {
   const char* name;
 };
 // The kernels of type t for this CPU, or nullptr where t has no rows16
-// layout or only the scalar reference exists: there a repacked matrix would
-// be slower, so nothing is repacked.
+// layout or the repacked matrix would decode slower than the file's layout
+// (only the scalar reference; Q6_K with AVX2 only): then nothing of type t is
+// repacked.
 const Rows16Kernels* rows16_kernels(TensorType t, const CpuFeatures& cpu);
 
+// Every kernel set of type t this CPU can run, fastest first (tests compare
+// each against the scalar reference; rows16_kernels picks one).
+std::vector<const Rows16Kernels*> rows16_kernel_variants(TensorType t, const CpuFeatures& cpu);
+
 #if defined(OSCAR_X86)
+void gemv_q4_K_rows16_avx2(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out);
+void gemm_q4_K_rows16_avx2(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
+                           float* out, size_t out_stride);
+void gemv_q6_K_rows16_avx2(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out);
+void gemm_q6_K_rows16_avx2(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
+                           float* out, size_t out_stride);
 void gemv_q4_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out);
 void gemm_q4_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride,
                                  int64_t nc, float* out, size_t out_stride);

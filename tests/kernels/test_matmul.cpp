@@ -177,9 +177,12 @@ TEST(Matmul, SharedInputMatchesOneMatmulPerMatrix) {
 TEST(Matmul, RepackedMatricesMatchTheFileLayout) {
   const CpuFeatures cpu = detect_cpu();
   quant::QuantTable table(cpu);
-  for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K}) {
-    const quant::Rows16Kernels* k = table.rows16(type);
-    if (!k) GTEST_SKIP() << "no rows16 kernel on this CPU";
+  std::vector<const quant::Rows16Kernels*> sets;  // every set this CPU runs, of both types
+  for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K})
+    for (const quant::Rows16Kernels* k : quant::rows16_kernel_variants(type, cpu)) sets.push_back(k);
+  if (sets.empty()) GTEST_SKIP() << "no rows16 kernel on this CPU";
+  for (const quant::Rows16Kernels* k : sets) {
+    const TensorType type = k->type;
     std::mt19937 rng(8);
     const int64_t cols = 768;
     OwnedMatrix plain = random_matrix(table, type, 96, cols, rng);
@@ -215,7 +218,7 @@ TEST(Matmul, RepackedMatricesMatchTheFileLayout) {
             continue;
           }
           ASSERT_NEAR(got[i], want[i], 1e-5f * scale)
-              << type_name(type) << " threads " << threads << " n_cols " << n_cols << " i " << i;
+              << k->name << " " << type_name(type) << " threads " << threads << " n_cols " << n_cols << " i " << i;
         }
         if (n_cols != 1) continue;
         std::vector<float> g4((size_t)96, NAN), g6((size_t)40, NAN), w6((size_t)40, NAN);

@@ -171,12 +171,27 @@ TEST(Forward, RepackedWeightsGiveTheSameLogits) {
   EXPECT_EQ(lw.tok_embd.rows16, lw.output.rows16);
   for (const auto& l : mapped->weights().layers) EXPECT_EQ(l.wq.rows16, nullptr);
   EXPECT_EQ(mapped->weights().tok_embd.rows16, nullptr);
-  std::vector<std::vector<float>> logits[2];
-  for (int which = 0; which < 2; ++which) {
-    const model::Model& m = which == 0 ? *loaded : *mapped;
+  // A CPU with AVX2 only repacks Q4_K and leaves Q6_K (the output too) as
+  // it is: the same model loaded with that CPU's kernels.
+  CpuFeatures avx2 = detect_cpu();
+  avx2.avx512f = avx2.avx512bw = avx2.avx512vl = avx2.avx512dq = avx2.avx512vnni = avx2.avx512vbmi = false;
+  const quant::QuantTable table_avx2(avx2);
+  std::unique_ptr<model::Model> loaded_avx2;
+  if (avx2.has_avx2_family()) {
+    loaded_avx2 = model::Model::load(model_path, table_avx2, Logger::quiet(), FileResidence::kLoaded);
+    const model::ModelWeights& aw = loaded_avx2->weights();
+    EXPECT_NE(aw.layers[0].wq.rows16, nullptr);
+    EXPECT_EQ(aw.output.rows16, nullptr);
+    EXPECT_EQ(aw.tok_embd.rows16, nullptr);
+  }
+  const model::Model* models[3] = {mapped.get(), loaded.get(), loaded_avx2.get()};
+  const quant::QuantTable* tables[3] = {&table, &table, &table_avx2};
+  std::vector<std::vector<float>> logits[3];
+  for (int which = 0; which < 3 && models[which]; ++which) {
+    const model::Model& m = *models[which];
     kv::KvCacheConfig kc;
     kc.n_ctx_seq = 16;
-    kv::KvCache cache(m.config(), kc, table);
+    kv::KvCache cache(m.config(), kc, *tables[which]);
     ThreadPool pool(2);
     runtime::Forward fwd(m, cache, pool);
     std::vector<runtime::BatchToken> prompt;
@@ -185,10 +200,12 @@ TEST(Forward, RepackedWeightsGiveTheSameLogits) {
     for (int i = 9; i < 12; ++i) logits[which].push_back(fwd.eval({{(i * 11) % m.config().n_vocab, 0, i, true}}));
   }
   const int n_vocab = loaded->config().n_vocab;
-  for (size_t s = 0; s < logits[0].size(); ++s) {
-    const int rows = (int)(logits[0][s].size() / (size_t)n_vocab);
-    EXPECT_LT(max_rel_err(logits[0][s].data(), logits[1][s].data(), rows, n_vocab), 1e-4) << "step " << s;
-  }
+  for (int which = 1; which < 3; ++which)
+    for (size_t s = 0; s < logits[which].size(); ++s) {
+      const int rows = (int)(logits[0][s].size() / (size_t)n_vocab);
+      EXPECT_LT(max_rel_err(logits[which][s].data(), logits[0][s].data(), rows, n_vocab), 1e-4)
+          << (which == 1 ? "repacked" : "repacked for AVX2") << " step " << s;
+    }
   fs::remove_all(dir);
 }
 

@@ -126,6 +126,27 @@ TEST(Rows16, ShapesAndTypesThatDoNotFitAreRefused) {
   EXPECT_EQ(rows16_kernels(TensorType::Q5_K, detect_cpu()), nullptr);
 }
 
+// The loader repacks a type only where its rows16 GEMV beats the file
+// layout's: AVX-512 VNNI both types, AVX2 alone Q4_K only, scalar nothing.
+TEST(Rows16, DispatchRepacksOnlyWhereDecodeGains) {
+  EXPECT_EQ(rows16_kernels(TensorType::Q4_K, CpuFeatures{}), nullptr);
+  EXPECT_EQ(rows16_kernels(TensorType::Q6_K, CpuFeatures{}), nullptr);
+  const CpuFeatures cpu = detect_cpu();
+  if (!cpu.has_avx2_family()) GTEST_SKIP() << "no AVX2";
+  CpuFeatures avx2 = cpu;
+  avx2.avx512f = avx2.avx512bw = avx2.avx512vl = avx2.avx512dq = avx2.avx512vnni = false;
+  ASSERT_NE(rows16_kernels(TensorType::Q4_K, avx2), nullptr);
+  EXPECT_STREQ(rows16_kernels(TensorType::Q4_K, avx2)->name, "rows16-avx2");
+  EXPECT_EQ(rows16_kernels(TensorType::Q6_K, avx2), nullptr);
+  EXPECT_EQ(rows16_kernel_variants(TensorType::Q6_K, avx2).size(), 1u);  // still tested
+  if (!(cpu.avx512vnni && cpu.has_avx512_family())) return;
+  for (TensorType t : kTypes) {
+    ASSERT_NE(rows16_kernels(t, cpu), nullptr);
+    EXPECT_STREQ(rows16_kernels(t, cpu)->name, "rows16-avx512vnni");
+    EXPECT_EQ(rows16_kernels(t, cpu)->type, t);
+  }
+}
+
 TEST(Rows16, GemvsMatchTheFileLayoutReference) {
   struct Impl {
     const char* name;
@@ -133,7 +154,7 @@ TEST(Rows16, GemvsMatchTheFileLayoutReference) {
   };
   for (TensorType t : kTypes) {
     std::vector<Impl> impls = {{"ref", reference_gemv(t)}};
-    if (const Rows16Kernels* k = rows16_kernels(t, detect_cpu())) impls.push_back({"simd", k->gemv});
+    for (const Rows16Kernels* k : rows16_kernel_variants(t, detect_cpu())) impls.push_back({k->name, k->gemv});
     for (bool raw : {false, true})
       for (bool extreme : {false, true})
         for (int64_t cols : {256, 1024, 2560}) {
@@ -163,9 +184,12 @@ TEST(Rows16, GemvsMatchTheFileLayoutReference) {
 // The GEMM tile of every column count (4-, 2- and 1-column tiles and their
 // mixes) against the file-layout reference, column by column.
 TEST(Rows16, GemmTilesMatchTheFileLayoutReference) {
-  for (TensorType t : kTypes) {
-    const Rows16Kernels* k = rows16_kernels(t, detect_cpu());
-    if (!k) GTEST_SKIP() << "no rows16 kernels on this CPU";
+  std::vector<const Rows16Kernels*> sets;  // every set this CPU runs, of both types
+  for (TensorType t : kTypes)
+    for (const Rows16Kernels* k : rows16_kernel_variants(t, detect_cpu())) sets.push_back(k);
+  if (sets.empty()) GTEST_SKIP() << "no rows16 kernels on this CPU";
+  for (const Rows16Kernels* k : sets) {
+    const TensorType t = k->type;
     const int64_t rows = 32, cols = 512;
     const Matrix m = make_matrix(t, rows, cols, true, 21);
     std::vector<uint8_t> packed(m.bytes.size());
@@ -187,7 +211,7 @@ TEST(Rows16, GemmTilesMatchTheFileLayoutReference) {
         }
         for (int r = 0; r < kRows16; ++r)
           ASSERT_NEAR(got[(size_t)c * out_stride + (size_t)r], want[r], 2e-5 * scale + 1e-6)
-              << type_name(t) << " nc " << nc << " column " << c << " row " << 16 + r;
+              << k->name << " " << type_name(t) << " nc " << nc << " column " << c << " row " << 16 + r;
         EXPECT_TRUE(std::isnan(got[(size_t)c * out_stride + kRows16])) << "wrote past the group";
       }
     }
