@@ -10,6 +10,7 @@
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"
+#include "quant/kquant_rows16_tiles.h"
 
 namespace oscar::quant {
 
@@ -29,19 +30,6 @@ inline __m256i chunk_half(const uint8_t* chunk, int h) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + 32 * h));
 }
 
-// kq_unpack_scales_k4 on 16-byte vectors, one byte per row (as in the
-// AVX-512 kernel): the scales (mins = false) or mins of sub-blocks 0..7.
-inline void unpack_k4(const BlockQ4_Kx16& b, bool mins, __m128i* out) {
-  const auto q = [&](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[i])); };
-  const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(15), m48 = _mm_set1_epi8(48);
-  for (int j = 0; j < 4; ++j) {
-    const __m128i lo = q(j + (mins ? 4 : 0)), hi = q(j + 8);
-    out[j] = _mm_and_si128(lo, m63);
-    const __m128i top = _mm_and_si128(_mm_srli_epi16(lo, 2), m48);
-    out[j + 4] = _mm_or_si128(_mm_and_si128(mins ? _mm_srli_epi16(hi, 4) : hi, m15), top);
-  }
-}
-
 // Rows 16g + 8h .. 16g + 8h + 7 of a Q4_K group against NC columns.
 template <int NC>
 void q4_half_tile(int64_t nb, const BlockQ4_Kx16* wg, int h, const uint8_t* act, size_t act_stride, float* out,
@@ -55,7 +43,7 @@ void q4_half_tile(int64_t nb, const BlockQ4_Kx16* wg, int h, const uint8_t* act,
     const BlockQ8_K* x[NC];
     for (int c = 0; c < NC; ++c) x[c] = reinterpret_cast<const BlockQ8_K*>(act + c * act_stride) + ib;
     __m128i sc[8];
-    unpack_k4(b, false, sc);
+    rows16::unpack_q4_K_scales(b, false, sc);
     __m256i isum[NC];
     for (int c = 0; c < NC; ++c) isum[c] = _mm256_setzero_si256();
     for (int p = 0; p < 4; ++p) {
@@ -79,7 +67,7 @@ void q4_half_tile(int64_t nb, const BlockQ4_Kx16* wg, int h, const uint8_t* act,
         isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_mullo_epi32(e[c], se), _mm256_mullo_epi32(o[c], so)));
     }
     __m128i mn[8];
-    unpack_k4(b, true, mn);
+    rows16::unpack_q4_K_scales(b, true, mn);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.d + kHalf * h)));
     const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.dmin + kHalf * h)));
     for (int c = 0; c < NC; ++c) {
@@ -144,49 +132,33 @@ void q6_half_tile(int64_t nb, const BlockQ6_Kx16* wg, int h, const uint8_t* act,
   for (int c = 0; c < NC; ++c) _mm256_storeu_ps(out + c * out_stride + kHalf * h, total[c]);
 }
 
-// A group is walked once per half: the second pass finds the group's lines
-// in L1/L2 (a group row of 2560 columns is 23-33 KiB).
-template <class Group, void (*Tile1)(int64_t, const Group*, int, const uint8_t*, size_t, float*, size_t),
-          void (*Tile2)(int64_t, const Group*, int, const uint8_t*, size_t, float*, size_t)>
-struct HalfTiles {
-  static void gemv(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out) {
-    const int64_t nb = cols / kQK_K;
-    const auto* groups = static_cast<const Group*>(w);
-    for (int64_t g = g0; g < g0 + n; ++g)
-      for (int h = 0; h < 2; ++h)
-        Tile1(nb, groups + g * nb, h, static_cast<const uint8_t*>(act), 0, out + (g - g0) * kRows16, 0);
-  }
-  static void gemm(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
-                   float* out, size_t out_stride) {
-    const int64_t nb = cols / kQK_K;
-    const auto* wg = static_cast<const Group*>(w) + g * nb;
-    const auto* a = static_cast<const uint8_t*>(act);
-    for (int h = 0; h < 2; ++h) {
-      int64_t c = 0;
-      for (; c + 2 <= nc; c += 2) Tile2(nb, wg, h, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
-      for (; c < nc; ++c) Tile1(nb, wg, h, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
-    }
-  }
-};
+// A whole group, one half after the other: the second pass finds the
+// group's lines in L1/L2 (a group row of 2560 columns is 23-33 KiB).
+template <class Group, void (*Half)(int64_t, const Group*, int, const uint8_t*, size_t, float*, size_t)>
+void both_halves(int64_t nb, const Group* wg, const uint8_t* act, size_t act_stride, float* out, size_t out_stride) {
+  for (int h = 0; h < 2; ++h) Half(nb, wg, h, act, act_stride, out, out_stride);
+}
 
-using Q4Tiles = HalfTiles<BlockQ4_Kx16, q4_half_tile<1>, q4_half_tile<2>>;
-using Q6Tiles = HalfTiles<BlockQ6_Kx16, q6_half_tile<1>, q6_half_tile<2>>;
+template <int NC>
+constexpr rows16::GroupTileFn<BlockQ4_Kx16> kQ4Tile = both_halves<BlockQ4_Kx16, q4_half_tile<NC>>;
+template <int NC>
+constexpr rows16::GroupTileFn<BlockQ6_Kx16> kQ6Tile = both_halves<BlockQ6_Kx16, q6_half_tile<NC>>;
 
 }  // namespace
 
 void gemv_q4_K_rows16_avx2(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out) {
-  Q4Tiles::gemv(cols, w, g0, n, act, out);
+  rows16::gemv<BlockQ4_Kx16, kQ4Tile<1>>(cols, w, g0, n, act, out);
 }
 void gemm_q4_K_rows16_avx2(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
                            float* out, size_t out_stride) {
-  Q4Tiles::gemm(cols, w, g, act, act_stride, nc, out, out_stride);
+  rows16::gemm<BlockQ4_Kx16, kQ4Tile<1>, kQ4Tile<2>>(cols, w, g, act, act_stride, nc, out, out_stride);
 }
 void gemv_q6_K_rows16_avx2(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act, float* out) {
-  Q6Tiles::gemv(cols, w, g0, n, act, out);
+  rows16::gemv<BlockQ6_Kx16, kQ6Tile<1>>(cols, w, g0, n, act, out);
 }
 void gemm_q6_K_rows16_avx2(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride, int64_t nc,
                            float* out, size_t out_stride) {
-  Q6Tiles::gemm(cols, w, g, act, act_stride, nc, out, out_stride);
+  rows16::gemm<BlockQ6_Kx16, kQ6Tile<1>, kQ6Tile<2>>(cols, w, g, act, act_stride, nc, out, out_stride);
 }
 
 }  // namespace oscar::quant

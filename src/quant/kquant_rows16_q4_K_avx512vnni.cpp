@@ -13,25 +13,11 @@
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"
+#include "quant/kquant_rows16_tiles.h"
 
 namespace oscar::quant {
 
 namespace {
-
-// The 6-bit scales (mins = false) or mins of sub-blocks 0..7 of 16 rows:
-// kq_unpack_scales_k4 on 16-byte vectors, one byte per row.
-inline void unpack_k4(const BlockQ4_Kx16& b, bool mins, __m128i* out) {
-  const auto q = [&](int i) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales[i])); };
-  const __m128i m63 = _mm_set1_epi8(63), m15 = _mm_set1_epi8(15), m48 = _mm_set1_epi8(48);
-  for (int j = 0; j < 4; ++j) {
-    const __m128i lo = q(j + (mins ? 4 : 0)), hi = q(j + 8);
-    out[j] = _mm_and_si128(lo, m63);
-    // (q >> 6) << 4 per byte: the 16-bit shift by 2 brings bits 6-7 to 4-5;
-    // the mask drops what came in from the byte above.
-    const __m128i top = _mm_and_si128(_mm_srli_epi16(lo, 2), m48);
-    out[j + 4] = _mm_or_si128(_mm_and_si128(mins ? _mm_srli_epi16(hi, 4) : hi, m15), top);
-  }
-}
 
 // Rows 16g .. 16g + 15 against NC activation columns (act + c * act_stride),
 // out[c * out_stride + r]. The weights of a chunk are loaded and split into
@@ -50,7 +36,7 @@ void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t a
     const BlockQ8_K* x[NC];
     for (int c = 0; c < NC; ++c) x[c] = reinterpret_cast<const BlockQ8_K*>(act + c * act_stride) + ib;
     __m128i sc[8];
-    unpack_k4(b, false, sc);
+    rows16::unpack_q4_K_scales(b, false, sc);
     __m512i isum[NC];
     for (int c = 0; c < NC; ++c) isum[c] = _mm512_setzero_si512();
     for (int p = 0; p < 4; ++p) {
@@ -76,7 +62,7 @@ void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t a
     }
     // The mins meet the activations' sums of each 32 values.
     __m128i mn[8];
-    unpack_k4(b, true, mn);
+    rows16::unpack_q4_K_scales(b, true, mn);
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.d)));
     const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.dmin)));
     for (int c = 0; c < NC; ++c) {
@@ -96,21 +82,12 @@ void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t a
 
 void gemv_q4_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act,
                                  float* out) {
-  const int64_t nb = cols / kQK_K;
-  const auto* groups = static_cast<const BlockQ4_Kx16*>(w);
-  for (int64_t g = g0; g < g0 + n; ++g)
-    group_tile<1>(nb, groups + g * nb, static_cast<const uint8_t*>(act), 0, out + (g - g0) * kRows16, 0);
+  rows16::gemv<BlockQ4_Kx16, group_tile<1>>(cols, w, g0, n, act, out);
 }
 
 void gemm_q4_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride,
                                  int64_t nc, float* out, size_t out_stride) {
-  const int64_t nb = cols / kQK_K;
-  const auto* wg = static_cast<const BlockQ4_Kx16*>(w) + g * nb;
-  const auto* a = static_cast<const uint8_t*>(act);
-  int64_t c = 0;
-  for (; c + 4 <= nc; c += 4) group_tile<4>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
-  for (; c + 2 <= nc; c += 2) group_tile<2>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
-  for (; c < nc; ++c) group_tile<1>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
+  rows16::gemm<BlockQ4_Kx16, group_tile<1>, group_tile<2>, group_tile<4>>(cols, w, g, act, act_stride, nc, out, out_stride);
 }
 
 }  // namespace oscar::quant

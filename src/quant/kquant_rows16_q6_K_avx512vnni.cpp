@@ -16,6 +16,7 @@
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"
+#include "quant/kquant_rows16_tiles.h"
 
 namespace oscar::quant {
 
@@ -81,21 +82,12 @@ void group_tile(int64_t nb, const BlockQ6_Kx16* wg, const uint8_t* act, size_t a
 
 void gemv_q6_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g0, int64_t n, const void* act,
                                  float* out) {
-  const int64_t nb = cols / kQK_K;
-  const auto* groups = static_cast<const BlockQ6_Kx16*>(w);
-  for (int64_t g = g0; g < g0 + n; ++g)
-    group_tile<1>(nb, groups + g * nb, static_cast<const uint8_t*>(act), 0, out + (g - g0) * kRows16, 0);
+  rows16::gemv<BlockQ6_Kx16, group_tile<1>>(cols, w, g0, n, act, out);
 }
 
 void gemm_q6_K_rows16_avx512vnni(int64_t cols, const void* w, int64_t g, const void* act, size_t act_stride,
                                  int64_t nc, float* out, size_t out_stride) {
-  const int64_t nb = cols / kQK_K;
-  const auto* wg = static_cast<const BlockQ6_Kx16*>(w) + g * nb;
-  const auto* a = static_cast<const uint8_t*>(act);
-  int64_t c = 0;
-  for (; c + 4 <= nc; c += 4) group_tile<4>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
-  for (; c + 2 <= nc; c += 2) group_tile<2>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
-  for (; c < nc; ++c) group_tile<1>(nb, wg, a + c * act_stride, act_stride, out + c * out_stride, out_stride);
+  rows16::gemm<BlockQ6_Kx16, group_tile<1>, group_tile<2>, group_tile<4>>(cols, w, g, act, act_stride, nc, out, out_stride);
 }
 
 }  // namespace oscar::quant
