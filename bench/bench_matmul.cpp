@@ -269,7 +269,8 @@ void register_all() {
     for (size_t v = 0; v < ks.size(); ++v)
       for (int th : {1, all}) {
         const std::string t = "/t" + std::to_string(th), ty = type_name(type);
-        const std::string sfx = v == 0 ? t : t + "/" + (ks[v]->name + 7);  // "rows16-avx2" -> "avx2"
+        const std::string name = ks[v] ? ks[v]->name : "", isa = name.substr(name.find('-') + 1);  // "avx2"
+        const std::string sfx = v == 0 ? t : t + "/" + isa;
         benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/9728x2560" + sfx).c_str(), BM_Rows16Gemv, ks[v], type,
                                      9728, 2560, th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/2560x9728" + sfx).c_str(), BM_Rows16Gemv, ks[v], type,

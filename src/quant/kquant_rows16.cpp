@@ -187,16 +187,17 @@ std::vector<const Rows16Kernels*> rows16_kernel_variants(TensorType t, const Cpu
   std::vector<const Rows16Kernels*> out;
 #if defined(OSCAR_X86)
   static const Rows16Kernels kQ4KVnni{TensorType::Q4_K, gemv_q4_K_rows16_avx512vnni, gemm_q4_K_rows16_avx512vnni,
-                                      quantize_q8_K_avx2, "rows16-avx512vnni"};
+                                      quantize_q8_K_avx2, "rows16-avx512vnni", true};
   static const Rows16Kernels kQ6KVnni{TensorType::Q6_K, gemv_q6_K_rows16_avx512vnni, gemm_q6_K_rows16_avx512vnni,
-                                      quantize_q8_K_avx2, "rows16-avx512vnni"};
+                                      quantize_q8_K_avx2, "rows16-avx512vnni", true};
   static const Rows16Kernels kQ4KAvx2{TensorType::Q4_K, gemv_q4_K_rows16_avx2, gemm_q4_K_rows16_avx2,
-                                      quantize_q8_K_avx2, "rows16-avx2"};
+                                      quantize_q8_K_avx2, "rows16-avx2", true};
   static const Rows16Kernels kQ6KAvx2{TensorType::Q6_K, gemv_q6_K_rows16_avx2, gemm_q6_K_rows16_avx2,
-                                      quantize_q8_K_avx2, "rows16-avx2"};
-  const bool q4 = t == TensorType::Q4_K, q6 = t == TensorType::Q6_K;
-  if (cpu.avx512vnni && cpu.has_avx512_family() && (q4 || q6)) out.push_back(q4 ? &kQ4KVnni : &kQ6KVnni);
-  if (cpu.has_avx2_family() && (q4 || q6)) out.push_back(q4 ? &kQ4KAvx2 : &kQ6KAvx2);
+                                      quantize_q8_K_avx2, "rows16-avx2", false};
+  const bool q4 = t == TensorType::Q4_K;
+  if (!has_layout(t)) return out;
+  if (cpu.avx512vnni && cpu.has_avx512_family()) out.push_back(q4 ? &kQ4KVnni : &kQ6KVnni);
+  if (cpu.has_avx2_family()) out.push_back(q4 ? &kQ4KAvx2 : &kQ6KAvx2);
 #endif
   (void)t;
   (void)cpu;
@@ -205,14 +206,7 @@ std::vector<const Rows16Kernels*> rows16_kernel_variants(TensorType t, const Cpu
 
 const Rows16Kernels* rows16_kernels(TensorType t, const CpuFeatures& cpu) {
   const std::vector<const Rows16Kernels*> v = rows16_kernel_variants(t, cpu);
-  if (v.empty()) return nullptr;
-  // Without AVX-512 the repacked Q6_K GEMV streams slower than the file
-  // layout's AVX2 kernel (bench/RESULTS.md, session 15), and decode is
-  // what the repacking is for: Q6_K stays as it is there.
-#if defined(OSCAR_X86)
-  if (t == TensorType::Q6_K && v.front()->gemv == gemv_q6_K_rows16_avx2) return nullptr;
-#endif
-  return v.front();
+  return !v.empty() && v.front()->beats_file_layout ? v.front() : nullptr;
 }
 
 }  // namespace oscar::quant

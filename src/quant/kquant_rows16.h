@@ -1,8 +1,8 @@
 // K-quant weights repacked 16 rows at a time ("rows16"): Q4_K and Q6_K. The
 // model loader repacks every such matrix that fits, in place, where
 // rows16_kernels has kernels for its type (AVX-512 VNNI: both; AVX2 only:
-// Q4_K), and kernels/matmul.cpp runs them through Rows16Kernels. bench/RESULTS.md, sessions 14 and 15, has the
-// measurements.
+// Q4_K), and kernels/matmul.cpp runs them through Rows16Kernels.
+// bench/RESULTS.md, sessions 14 and 15, has the measurements.
 //
 // In the file's layout a GEMV spends most of its instructions per super-block
 // and row on vpmaddubsw + vpmaddwd pairs, scale unpacking and a horizontal
@@ -95,11 +95,14 @@ struct Rows16Kernels {
   Rows16GemmFn gemm;
   QuantizeRowFn quantize_act;
   const char* name;
+  // Whether a matrix repacked for these kernels decodes faster than the
+  // file's layout does with the same CPU's kernels (bench/RESULTS.md,
+  // session 15: not so for Q6_K with AVX2 only).
+  bool beats_file_layout;
 };
-// The kernels of type t for this CPU, or nullptr where t has no rows16
-// layout or the repacked matrix would decode slower than the file's layout
-// (only the scalar reference; Q6_K with AVX2 only): then nothing of type t is
-// repacked.
+// The fastest kernels of type t for this CPU when they beat the file's
+// layout, else nullptr (no rows16 layout, only the scalar reference, or Q6_K
+// with AVX2 only): then nothing of type t is repacked.
 const Rows16Kernels* rows16_kernels(TensorType t, const CpuFeatures& cpu);
 
 // Every kernel set of type t this CPU can run, fastest first (tests compare
