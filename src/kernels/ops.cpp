@@ -61,7 +61,7 @@ void rope_apply(float* head, int rope_dim, const float* cos_sin, bool neox) {
   }
 }
 
-OSCAR_CLONES void swiglu(const float* gate, const float* up, float* out, size_t n) {
+OSCAR_CLONES_WIDE void swiglu(const float* gate, const float* up, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = silu_approx(gate[i]) * up[i];
 }
 

@@ -7,7 +7,7 @@
 
 namespace oscar::runtime {
 
-OSCAR_CLONES void geglu(const float* gate, const float* up, float* out, size_t n) {
+OSCAR_CLONES_WIDE void geglu(const float* gate, const float* up, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = kernels::gelu_tanh_approx(gate[i]) * up[i];
 }
 
@@ -17,7 +17,7 @@ void rms_norm_plain(const float* x, float* y, int n, float eps) {
   for (int i = 0; i < n; ++i) y[i] = x[i] * inv;
 }
 
-OSCAR_CLONES void softcap(float* x, size_t n, float cap) {
+OSCAR_CLONES_WIDE void softcap(float* x, size_t n, float cap) {
   const float inv = 1.0f / cap;
   for (size_t i = 0; i < n; ++i) x[i] = cap * kernels::tanh_approx(x[i] * inv);
 }
