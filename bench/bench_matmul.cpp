@@ -178,8 +178,9 @@ void BM_Rows16Gemv(benchmark::State& state, const quant::Rows16Kernels* k, Tenso
 // them: Q/K/V from one input, the output projection, gate/up from one input,
 // down. All Q4_K, the layers' weights back to back in huge pages like a
 // loaded model (far more bytes than the caches hold).
+// With rows16 set, every matrix is repacked as a loaded model's would be.
 void BM_DecodeGemvs(benchmark::State& state, int n_layer, int64_t n_embd, int64_t q_width, int64_t kv_width,
-                    int64_t n_ff, int threads) {
+                    int64_t n_ff, int threads, const quant::Rows16Kernels* rows16) {
   Env& e = env();
   const quant::QuantTraits* q = &e.table.get(TensorType::Q4_K);
   struct Shape {
@@ -209,7 +210,8 @@ void BM_DecodeGemvs(benchmark::State& state, int n_layer, int64_t n_embd, int64_
     for (const Shape& s : shapes) {
       const size_t rb = *row_bytes(TensorType::Q4_K, (uint64_t)s.cols);
       for (int64_t r = 0; r < s.rows; ++r) std::copy(row.begin(), row.begin() + (long)rb, mem.data() + off + r * rb);
-      w.push_back({q, mem.data() + off, s.rows, s.cols, rb});
+      if (rows16) quant::repack_rows16_in_place(TensorType::Q4_K, mem.data() + off, s.rows, s.cols);
+      w.push_back({q, mem.data() + off, s.rows, s.cols, rb, rows16});
       off += rb * (size_t)s.rows;
     }
   std::vector<float> x((size_t)widest, 0.5f), qo((size_t)q_width), ko((size_t)kv_width), vo((size_t)kv_width),
@@ -232,7 +234,7 @@ void BM_DecodeGemvs(benchmark::State& state, int n_layer, int64_t n_embd, int64_
   state.counters["GB/s"] =
       benchmark::Counter((double)layer_bytes * n_layer, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["bw_GB/s"] = roof.read_gbps;
-  state.SetLabel(q->dot_impl);
+  state.SetLabel(rows16 ? rows16->name : q->dot_impl);
 }
 
 void register_all() {
@@ -291,17 +293,24 @@ void register_all() {
             ->Unit(benchmark::kMillisecond)->UseRealTime();
       }
   }
-  // qwen3-0.6b and qwen3-4b layer shapes.
-  for (int th : {1, all}) {
-    const std::string t = "/t" + std::to_string(th);
-    benchmark::RegisterBenchmark(("decode_gemvs/qwen3_0.6b" + t).c_str(), BM_DecodeGemvs, 28, 1024, 2048, 1024,
-                                 3072, th)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("decode_gemvs/qwen3_4b" + t).c_str(), BM_DecodeGemvs, 36, 2560, 4096, 1024,
-                                 9728, th)->Unit(benchmark::kMillisecond)->UseRealTime();
-    // Two layers stay in L3: the cost of the parallel regions without
-    // waiting on memory (compare t1 and t2).
-    benchmark::RegisterBenchmark(("decode_gemvs_cached/qwen3_0.6b_2_layers" + t).c_str(), BM_DecodeGemvs, 2, 1024,
-                                 2048, 1024, 3072, th)->Unit(benchmark::kMillisecond)->UseRealTime();
+  // qwen3-0.6b and qwen3-4b layer shapes, in the file's layout and repacked
+  // (decode_gemvs_rows16: what a loaded model runs where the CPU has kernels).
+  const quant::Rows16Kernels* r16 = quant::rows16_kernels(TensorType::Q4_K, env().cpu);
+  std::vector<const quant::Rows16Kernels*> layouts = {nullptr};
+  if (r16) layouts.push_back(r16);
+  for (const quant::Rows16Kernels* k : layouts) {
+    const std::string pre = k ? "decode_gemvs_rows16" : "decode_gemvs";
+    for (int th : {1, all}) {
+      const std::string t = "/t" + std::to_string(th);
+      benchmark::RegisterBenchmark((pre + "/qwen3_0.6b" + t).c_str(), BM_DecodeGemvs, 28, 1024, 2048, 1024, 3072, th,
+                                   k)->Unit(benchmark::kMillisecond)->UseRealTime();
+      benchmark::RegisterBenchmark((pre + "/qwen3_4b" + t).c_str(), BM_DecodeGemvs, 36, 2560, 4096, 1024, 9728, th,
+                                   k)->Unit(benchmark::kMillisecond)->UseRealTime();
+      // Two layers stay in L3: the cost of the parallel regions without
+      // waiting on memory (compare t1 and t2).
+      benchmark::RegisterBenchmark((pre + "_cached/qwen3_0.6b_2_layers" + t).c_str(), BM_DecodeGemvs, 2, 1024, 2048,
+                                   1024, 3072, th, k)->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
   }
 }
 
