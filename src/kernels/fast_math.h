@@ -5,9 +5,10 @@
 // one thread while the other waited. Written as plain scalar code so the loops
 // around it auto-vectorise; OSCAR_CLONES (OSCAR_CLONES_WIDE) compiles those
 // loops for AVX2 (and AVX-512) beside the portable build and lets the dynamic
-// linker pick (GCC function multi-versioning). GCC vectorises the clamps only under -fno-trapping-math:
-// a file with such loops sets it (src/kernels/CMakeLists.txt). Tested against
-// double-precision formulas in tests/kernels/test_ops.cpp.
+// linker pick (GCC function multi-versioning). GCC vectorises the clamps only
+// under -fno-trapping-math: a file with such loops sets it
+// (src/kernels/CMakeLists.txt). Tested against double-precision formulas in
+// tests/kernels/test_ops.cpp.
 #pragma once
 
 #include <cmath>
