@@ -141,9 +141,13 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   const int items = pairs * n_chunks;
 
   // Partial results per item: m (heads), l (heads), acc (heads, d), for up
-  // to max_heads heads (token i of the tile, head h: i * group + h).
+  // to max_heads heads (token i of the tile, head h: i * group + h). With one
+  // chunk per pair (every short context) an item's result is final: it is
+  // normalised straight into `out` from a per-thread buffer, and there is no
+  // merge, which at a short depth was a serial pass reading the other
+  // threads' partials.
   const size_t part_floats = (size_t)max_heads * (d + 2);
-  std::vector<float> part((size_t)items * part_floats);
+  std::vector<float> part(n_chunks > 1 ? (size_t)items * part_floats : 0);
 
   // Items are handed out in small runs from a shared counter, latest tokens
   // first: in a causal prompt they read the most rows, and a static split
@@ -156,6 +160,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     std::vector<int> keys;
     std::vector<Partial> st((size_t)max_heads);
     Q2IntQuery q2_int;
+    std::vector<float> own(n_chunks > 1 ? 0 : part_floats);
     auto process = [&](size_t item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
@@ -168,7 +173,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       const int c0 = first + (int)((long long)span * c / n_chunks);
       const int c1 = first + (int)((long long)span * (c + 1) / n_chunks);
 
-      float* base = &part[item * part_floats];
+      float* base = n_chunks > 1 ? &part[item * part_floats] : own.data();
       for (int h = 0; h < heads; ++h) {
         st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * heads + (size_t)h * d};
         std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);
@@ -258,6 +263,16 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           k0 = k1;
         }
       }
+      if (n_chunks == 1) {
+        for (int hh = 0; hh < heads; ++hh) {
+          const int t = t0 + hh / group, h = hh % group;
+          const float l = st[(size_t)hh].l, inv = l > 0 ? 1.0f / l : 0.0f;
+          const float* acc = st[(size_t)hh].acc;
+          float* o = out + (size_t)t * q_width + ((size_t)g * group + h) * d;
+          for (int i = 0; i < d; ++i) o[i] = acc[i] * inv;
+        }
+        return;
+      }
       for (int h = 0; h < heads; ++h) {
         base[h] = st[(size_t)h].m;
         base[heads + h] = st[(size_t)h].l;
@@ -271,6 +286,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   });
 
   // Merge the chunks of each (tile, KV head): rescale to a common max.
+  if (n_chunks == 1) return;
   for (int pair = 0; pair < pairs; ++pair) {
     const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
     const int g = pair % n_kv, heads = tile.n * group;
