@@ -220,7 +220,7 @@ void BM_DecodeAttentionCold(benchmark::State& state, Shape s, kv::CacheType t) {
 
 // A decode step at a short depth (the start of a generation), rows from memory.
 void cold_args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"depth", "threads"})->ArgsProduct({{32, 128, 512}, {0}})->Unit(benchmark::kMicrosecond)->UseManualTime();
+  b->ArgNames({"depth", "threads"})->ArgsProduct({{32, 128, 256, 512}, {0, 1}})->Unit(benchmark::kMicrosecond)->UseManualTime();
 }
 
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_f16, kQwen06, kv::CacheType::F16)->Apply(args);

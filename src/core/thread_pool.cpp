@@ -100,6 +100,14 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   if (err) std::rethrow_exception(err);
 }
 
+void RegionBarrier::arrive_and_wait() {
+  left_.fetch_sub(1, std::memory_order_acq_rel);
+  for (long i = 0; left_.load(std::memory_order_acquire) > 0; ++i) {
+    if (i < kPureSpins) cpu_relax();
+    else std::this_thread::yield();
+  }
+}
+
 void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
   if (n == 0) return;
   grain = std::max<size_t>(grain, 1);

@@ -54,4 +54,18 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
+// A meeting point inside one parallel region: each of the region's n threads
+// calls arrive_and_wait() once, and none returns before all n have arrived.
+// It lets a region run a second step that needs the whole of the first
+// (a decode step's per-head norms after its projections) without handing
+// the work back to the caller and posting a new region. Single use.
+class RegionBarrier {
+ public:
+  explicit RegionBarrier(int n) : left_(n) {}
+  void arrive_and_wait();
+
+ private:
+  alignas(64) std::atomic<int> left_;
+};
+
 }  // namespace oscar

@@ -207,7 +207,7 @@ void matmul(const WeightMatrix& w, const float* x, size_t x_stride, int64_t n_co
 }
 
 void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, size_t x_stride,
-                         int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch) {
+                         int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch, const RegionTail* tail) {
   constexpr int kMaxOutputs = 4;
   // A repacked matrix takes Q8_K in the natural order, like the file-layout
   // kernels of Q6_K (Q/K/V of a q4_k_m model mix Q4_K and Q6_K).
@@ -220,6 +220,7 @@ void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, s
     shared = act_format(*outs[i].w) == act_format(*outs[0].w) && outs[i].w->cols == outs[0].w->cols;
   if (!shared) {
     for (int i = 0; i < n_outs; ++i) matmul(*outs[i].w, x, x_stride, n_cols, outs[i].y, outs[i].y_stride, pool, scratch);
+    if (tail && n_cols > 0) run_tail(pool, *tail);
     return;
   }
   const WeightMatrix& w0 = *outs[0].w;
@@ -250,7 +251,7 @@ void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, s
     w.traits->dot(w.cols, static_cast<const uint8_t*>(w.data) + (size_t)r0 * w.row_bytes, w.row_bytes, nr, act,
                   act_row, 1, tile, quant::kMaxTile);
     for (int r = 0; r < nr; ++r) outs[m].y[r0 + r] = tile[r * quant::kMaxTile];
-  });
+  }, tail);
 }
 
 }  // namespace oscar::kernels

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/tile_schedule.h"
 #include "kernels/weight_matrix.h"
 
 namespace oscar::kernels {
@@ -43,8 +44,12 @@ struct MatmulOutput {
 // the input is converted once and the row tiles of every matrix run in one
 // parallel region: a decode step then waits for its threads fewer times.
 // Otherwise it is one matmul per output.
+// A tail (tile_schedule.h), when given, runs on every thread once all the
+// products are complete: in the same region for one column, as a region of
+// its own otherwise.
 void matmul_shared_input(const MatmulOutput* outs, int n_outs, const float* x, size_t x_stride,
-                         int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch);
+                         int64_t n_cols, ThreadPool& pool, MatmulScratch& scratch,
+                         const RegionTail* tail = nullptr);
 
 // Convenience for a single column (decode).
 inline void gemv(const WeightMatrix& w, const float* x, float* y, ThreadPool& pool,

@@ -6,10 +6,25 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
+#include <functional>
 
 #include "core/thread_pool.h"
 
 namespace oscar::kernels {
+
+// Work that follows a product's tiles in the same parallel region, once all
+// of them are done: tail(thread, n_threads) on every thread, each taking its
+// share. A decode step then posts one region fewer per use, and small
+// per-head or per-value steps (Q/K norms and RoPE, SwiGLU) are spread over
+// the threads instead of being left to the caller while the others wait.
+using RegionTail = std::function<void(int, int)>;
+
+// Runs a tail as a region of its own (where the tiles did not run on the pool).
+inline void run_tail(ThreadPool& pool, const RegionTail& tail) {
+  if (pool.size() == 1) tail(0, 1);
+  else pool.run(tail);
+}
 
 // Calls tile(t) for every t < n_tiles on the pool. Tiles are handed out
 // from a shared counter in chunks of about n_tiles / (chunks_per_thread *
@@ -39,8 +54,9 @@ void for_each_tile(ThreadPool& pool, int64_t n_tiles, int64_t chunks_per_thread,
 // compare-and-swap keeps them from crossing.
 // Against 2 shared-counter chunks per thread, `decode_gemvs` t2 read 6% more
 // GB/s (median of 8 alternating pairs; bench/RESULTS.md, session 13).
+// With a tail, every thread runs it after the last tile of all threads.
 template <class Tile>
-void for_each_tile_streams(ThreadPool& pool, int64_t n_tiles, const Tile& tile) {
+void for_each_tile_streams(ThreadPool& pool, int64_t n_tiles, const Tile& tile, const RegionTail* tail = nullptr) {
   constexpr int kMaxThreads = 64;
   // Tiles per claim: a quarter of what is left of the range, between kClaim
   // and kMaxClaim. Each claim is a locked compare-and-swap, which held
@@ -51,6 +67,7 @@ void for_each_tile_streams(ThreadPool& pool, int64_t n_tiles, const Tile& tile) 
   const int nt = pool.size();
   if (n_tiles <= 1 || nt == 1 || nt > kMaxThreads || n_tiles >= (int64_t{1} << 31)) {
     for_each_tile(pool, n_tiles, 2, tile);
+    if (tail) run_tail(pool, *tail);
     return;
   }
   struct alignas(64) Range {
@@ -86,20 +103,33 @@ void for_each_tile_streams(ThreadPool& pool, int64_t n_tiles, const Tile& tile) 
       }
     }
   };
+  RegionBarrier all_tiles_done(nt);
   pool.run([&](int me, int) {
-    int64_t tb, te;
-    for (;;) {
-      while (claim(me, tb, te))
-        for (int64_t t = tb; t < te; ++t) tile(t);
-      int victim = -1;
-      int64_t most = 0;
-      for (int r = 0; r < nt; ++r) {
-        const uint64_t cur = ranges[r].w.load(std::memory_order_relaxed);
-        if (end_of(cur) - next_of(cur) > most) most = end_of(cur) - next_of(cur), victim = r;
+    // A thread that failed still meets the others at the barrier, which
+    // would otherwise wait for it forever.
+    std::exception_ptr failed;
+    try {
+      int64_t tb, te;
+      for (;;) {
+        while (claim(me, tb, te))
+          for (int64_t t = tb; t < te; ++t) tile(t);
+        int victim = -1;
+        int64_t most = 0;
+        for (int r = 0; r < nt; ++r) {
+          const uint64_t cur = ranges[r].w.load(std::memory_order_relaxed);
+          if (end_of(cur) - next_of(cur) > most) most = end_of(cur) - next_of(cur), victim = r;
+        }
+        if (victim < 0) break;
+        steal(victim, me);
       }
-      if (victim < 0) return;
-      steal(victim, me);
+    } catch (...) {
+      failed = std::current_exception();
     }
+    if (tail) {
+      all_tiles_done.arrive_and_wait();
+      if (!failed) (*tail)(me, nt);
+    }
+    if (failed) std::rethrow_exception(failed);
   });
 }
 

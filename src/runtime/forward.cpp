@@ -186,13 +186,19 @@ void Forward::ffn_block(int il, int n) {
   const size_t E = (size_t)c.n_embd, ff = (size_t)c.ff_of(il);
   for_tokens(n, [&](int i) { kernels::rms_norm(&x_[i * E], lw.ffn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps); });
   const kernels::MatmulOutput gate_up[2] = {{&lw.ffn_gate, ff_a_.data(), ff}, {&lw.ffn_up, ff_b_.data(), ff}};
-  kernels::matmul_shared_input(gate_up, 2, xn_.data(), E, n, pool_, mm_);
+  // The gated activation follows the products in their region, each thread
+  // taking a range of the values (all tokens' rows lie back to back).
   const bool gelu = l.ffn_act == model::FfnActivation::GeluTanh;
-  for_tokens(n, [&](int i) {
-    float* a = &ff_a_[i * ff];
-    if (gelu) geglu(a, &ff_b_[i * ff], a, ff);
-    else kernels::swiglu(a, &ff_b_[i * ff], a, ff);
-  });
+  const size_t values = (size_t)n * ff;
+  const kernels::RegionTail activate = [&](int t, int nt) {
+    constexpr size_t kAlign = 64;  // whole cache lines per thread
+    const size_t a = values * (size_t)t / (size_t)nt / kAlign * kAlign;
+    const size_t e = t + 1 == nt ? values : values * (size_t)(t + 1) / (size_t)nt / kAlign * kAlign;
+    if (a >= e) return;
+    if (gelu) geglu(&ff_a_[a], &ff_b_[a], &ff_a_[a], e - a);
+    else kernels::swiglu(&ff_a_[a], &ff_b_[a], &ff_a_[a], e - a);
+  };
+  kernels::matmul_shared_input(gate_up, 2, xn_.data(), E, n, pool_, mm_, &activate);
   kernels::matmul(lw.ffn_down, ff_a_.data(), ff, n, xn_.data(), E, pool_, mm_);
   for_tokens(n, [&](int i) {
     float* y = &xn_[i * E];

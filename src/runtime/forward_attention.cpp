@@ -11,6 +11,40 @@
 
 namespace oscar::runtime {
 
+void Forward::prepare_heads(int il, const float* rope, size_t u0, size_t u1) {
+  const model::ModelConfig& c = model_.config();
+  const model::LayerConfig& l = c.layers[(size_t)il];
+  const model::LayerWeights& lw = model_.weights().layers[(size_t)il];
+  const int hd = l.head_dim, per_token = l.n_head + l.n_head_kv;
+  const size_t qw = (size_t)l.n_head * hd, kvw = (size_t)l.n_head_kv * hd;
+  const bool own = l.has_own_kv(il), neox = l.rope_style == model::RopeStyle::NeoX;
+  for (size_t u = u0; u < u1; ++u) {
+    const size_t i = u / (size_t)per_token;
+    const int h = (int)(u % (size_t)per_token);
+    const float* cos_sin = rope + i * (size_t)l.rope_dim;  // shared by all the token's heads
+    if (h < l.n_head) {
+      float* q = &q_[i * qw + (size_t)h * hd];
+      if (l.qkv_bias) kernels::add_inplace(q, lw.bq.data() + (size_t)h * hd, (size_t)hd);
+      if (l.qk_norm) kernels::rms_norm(q, lw.q_norm.data(), q, hd, c.rms_eps);
+      kernels::rope_apply(q, l.rope_dim, cos_sin, neox);
+      continue;
+    }
+    if (!own) continue;  // this layer reads another layer's K and V
+    const size_t off = i * kvw + (size_t)(h - l.n_head) * hd;
+    float* k = &k_[off];
+    float* v = &v_[off];
+    // Gemma 4 k_eq_v layers: V is the K projection before K's norm and RoPE.
+    if (l.v_from_k) std::copy(k, k + hd, v);
+    if (l.qkv_bias) {
+      kernels::add_inplace(k, lw.bk.data() + (off - i * kvw), (size_t)hd);
+      kernels::add_inplace(v, lw.bv.data() + (off - i * kvw), (size_t)hd);
+    }
+    if (l.qk_norm) kernels::rms_norm(k, lw.k_norm.data(), k, hd, c.rms_eps);
+    kernels::rope_apply(k, l.rope_dim, cos_sin, neox);
+    if (l.v_norm) rms_norm_plain(v, v, hd, c.rms_eps);
+  }
+}
+
 void Forward::attention_block(int il, int n) {
   const model::ModelConfig& c = model_.config();
   const model::LayerConfig& l = c.layers[(size_t)il];
@@ -28,33 +62,15 @@ void Forward::attention_block(int il, int n) {
     proj[n_proj++] = {&lw.wk, k_.data(), kvw};
     if (!l.v_from_k) proj[n_proj++] = {&lw.wv, v_.data(), kvw};
   }
-  kernels::matmul_shared_input(proj, n_proj, xn_.data(), E, n, pool_, mm_);
-  // Gemma 4 k_eq_v layers: V is the K projection before K's norm and RoPE.
-  if (own && l.v_from_k) std::copy(k_.begin(), k_.begin() + (long)(n * kvw), v_.begin());
-  const bool neox = l.rope_style == model::RopeStyle::NeoX;
   const float* factors = lw.rope_freqs.empty() ? nullptr : lw.rope_freqs.data();
   const float* tables = rope_tables(l, factors, n);
-  for_tokens(n, [&](int i) {
-    float* q = &q_[i * qw];
-    float* k = &k_[i * kvw];
-    float* v = &v_[i * kvw];
-    if (l.qkv_bias) {
-      kernels::add_inplace(q, lw.bq.data(), qw);
-      kernels::add_inplace(k, lw.bk.data(), kvw);
-      kernels::add_inplace(v, lw.bv.data(), kvw);
-    }
-    const float* cos_sin = tables + (size_t)i * l.rope_dim;  // shared by all its heads
-    for (int h = 0; h < l.n_head; ++h) {
-      if (l.qk_norm) kernels::rms_norm(q + h * hd, lw.q_norm.data(), q + h * hd, hd, c.rms_eps);
-      kernels::rope_apply(q + h * hd, l.rope_dim, cos_sin, neox);
-    }
-    if (!own) return;
-    for (int h = 0; h < l.n_head_kv; ++h) {
-      if (l.qk_norm) kernels::rms_norm(k + h * hd, lw.k_norm.data(), k + h * hd, hd, c.rms_eps);
-      kernels::rope_apply(k + h * hd, l.rope_dim, cos_sin, neox);
-      if (l.v_norm) rms_norm_plain(v + h * hd, v + h * hd, hd, c.rms_eps);
-    }
-  });
+  // The heads' own steps follow the projections in their region, split over
+  // the threads.
+  const size_t heads = (size_t)n * (size_t)(l.n_head + l.n_head_kv);
+  const kernels::RegionTail prepare = [&](int t, int nt) {
+    prepare_heads(il, tables, heads * (size_t)t / (size_t)nt, heads * (size_t)(t + 1) / (size_t)nt);
+  };
+  kernels::matmul_shared_input(proj, n_proj, xn_.data(), E, n, pool_, mm_, &prepare);
   if (own && shared_src_[(size_t)il] && opts_.observer) {
     kept_k_raw_[(size_t)il].assign(k_.begin(), k_.begin() + (long)(n * kvw));
     kept_v_raw_[(size_t)il].assign(v_.begin(), v_.begin() + (long)(n * kvw));

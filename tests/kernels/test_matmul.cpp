@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -158,7 +159,20 @@ TEST(Matmul, SharedInputMatchesOneMatmulPerMatrix) {
         matmul(ms[i].w, x.data(), (size_t)cols, st.n_cols, want[i].data(), stride, pool, scratch);
         outs.push_back({&ms[i].w, got[i].data(), stride});
       }
-      matmul_shared_input(outs.data(), (int)outs.size(), x.data(), (size_t)cols, st.n_cols, pool, scratch);
+      // A tail, run on every thread once the products are complete: each
+      // thread checks that every output is already there.
+      std::atomic<int> tails{0}, incomplete{0};
+      const RegionTail tail = [&](int, int nt) {
+        tails++;
+        if (nt != threads) incomplete++;
+        for (size_t i = 0; i < ms.size(); ++i)
+          for (int64_t c = 0; c < st.n_cols; ++c)
+            for (int64_t r = 0; r < ms[i].w.rows; ++r)
+              if (std::isnan(got[i][(size_t)c * outs[i].y_stride + (size_t)r])) incomplete++;
+      };
+      matmul_shared_input(outs.data(), (int)outs.size(), x.data(), (size_t)cols, st.n_cols, pool, scratch, &tail);
+      EXPECT_EQ(tails.load(), threads);
+      EXPECT_EQ(incomplete.load(), 0) << "threads " << threads << ", " << st.n_cols << " columns";
       for (size_t i = 0; i < ms.size(); ++i)
         for (size_t k = 0; k < got[i].size(); ++k) {
           // Bitwise equal, NaN padding included (memcmp-like comparison).

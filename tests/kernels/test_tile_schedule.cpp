@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -102,6 +103,70 @@ TEST(TileSchedule, StreamsWalkForwardInLongRuns) {
       EXPECT_LE(runs, threads * 11 + 4) << threads << " threads";
     }
     EXPECT_EQ(total, (size_t)n);
+  }
+}
+
+// A tail runs once on every thread of the pool, and only after the last
+// tile of every thread: each thread's tail sees all tiles counted. Also where
+// the scheduler falls back to the counter (no tiles, one tile, one thread).
+TEST(TileSchedule, TailRunsOnEveryThreadAfterAllTiles) {
+  for (int threads : {1, 2, 3, 4, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t n : kTileCounts) {
+      Counts k(n);
+      std::atomic<int64_t> done{0};
+      std::vector<std::atomic<int>> tails((size_t)threads);
+      for (auto& t : tails) t = 0;
+      std::atomic<int> early{0}, wrong_count{0};
+      const RegionTail tail = [&](int t, int nt) {
+        if (nt != threads) wrong_count++;
+        if (done.load() != n) early++;
+        tails[(size_t)t]++;
+      };
+      for_each_tile_streams(pool, n, [&](int64_t t) {
+        // Slow tiles, so a tail that did not wait would see them unfinished.
+        if (t % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+        k.c[(size_t)t]++;
+        done++;
+      }, &tail);
+      k.expect_once(n, "streams with a tail", threads);
+      EXPECT_EQ(early.load(), 0) << n << " tiles, " << threads << " threads";
+      EXPECT_EQ(wrong_count.load(), 0) << n << " tiles, " << threads << " threads";
+      for (int t = 0; t < threads; ++t) EXPECT_EQ(tails[(size_t)t].load(), 1) << "thread " << t << " of " << threads;
+    }
+  }
+}
+
+// A tile that throws reaches the caller, and the other threads are not left
+// waiting at the tail's barrier.
+TEST(TileSchedule, FailingTileWithATailDoesNotHang) {
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    std::atomic<int> tails{0};
+    const RegionTail tail = [&](int, int) { tails++; };
+    EXPECT_THROW(for_each_tile_streams(pool, 64, [&](int64_t t) {
+      if (t == 5) throw std::runtime_error("tile 5");
+    }, &tail), std::runtime_error);
+    // The throwing thread skips its tail; the others still run theirs.
+    EXPECT_EQ(tails.load(), threads - 1);
+  }
+}
+
+// The barrier holds every thread of a region until all have arrived.
+TEST(RegionBarrier, NoThreadPassesBeforeAllArrive) {
+  for (int threads : {2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 50; ++round) {
+      RegionBarrier barrier(threads);
+      std::atomic<int> arrived{0}, early{0};
+      pool.run([&](int t, int) {
+        if (t == round % threads) std::this_thread::sleep_for(std::chrono::microseconds(20));
+        arrived++;
+        barrier.arrive_and_wait();
+        if (arrived.load() != threads) early++;
+      });
+      ASSERT_EQ(early.load(), 0) << threads << " threads, round " << round;
+    }
   }
 }
 
