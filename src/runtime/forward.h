@@ -85,9 +85,10 @@ class Forward {
   void ple_block(int il, int n);        // x += per-layer embedding term
   void store_kv(int il, int n, const float* k, const float* v);
   // The per-head steps between the Q/K/V projections and attention (biases,
-  // Q/K norms, RoPE; Gemma 4's V from K and V norm) for heads [u0, u1) of
-  // the batch, counted token by token, query heads before KV heads.
-  void prepare_heads(int il, const float* rope, size_t u0, size_t u1);
+  // Q/K norms, RoPE; Gemma 4's V from K and V norm; with `hadamard`, the
+  // data-free rotations) for heads [u0, u1) of the batch, counted token by
+  // token, query heads before KV heads.
+  void prepare_heads(int il, const float* rope, bool hadamard, size_t u0, size_t u1);
   // fn(i) for every token i < n: on the pool for a prompt's many tokens
   // (each one's norms, RoPE and activations are independent), on this
   // thread for a few (decode), where waking the pool costs more.

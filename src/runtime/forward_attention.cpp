@@ -11,13 +11,15 @@
 
 namespace oscar::runtime {
 
-void Forward::prepare_heads(int il, const float* rope, size_t u0, size_t u1) {
+void Forward::prepare_heads(int il, const float* rope, bool hadamard, size_t u0, size_t u1) {
   const model::ModelConfig& c = model_.config();
   const model::LayerConfig& l = c.layers[(size_t)il];
   const model::LayerWeights& lw = model_.weights().layers[(size_t)il];
   const int hd = l.head_dim, per_token = l.n_head + l.n_head_kv;
   const size_t qw = (size_t)l.n_head * hd, kvw = (size_t)l.n_head_kv * hd;
   const bool own = l.has_own_kv(il), neox = l.rope_style == model::RopeStyle::NeoX;
+  const int src = own ? il : l.kv_layer;  // whose rotations apply
+  const bool rotate_qk = hadamard && rot_->k[(size_t)src], rotate_v = hadamard && rot_->v[(size_t)src];
   for (size_t u = u0; u < u1; ++u) {
     const size_t i = u / (size_t)per_token;
     const int h = (int)(u % (size_t)per_token);
@@ -27,6 +29,7 @@ void Forward::prepare_heads(int il, const float* rope, size_t u0, size_t u1) {
       if (l.qkv_bias) kernels::add_inplace(q, lw.bq.data() + (size_t)h * hd, (size_t)hd);
       if (l.qk_norm) kernels::rms_norm(q, lw.q_norm.data(), q, hd, c.rms_eps);
       kernels::rope_apply(q, l.rope_dim, cos_sin, neox);
+      if (rotate_qk) model::hadamard_transform(q, hd);
       continue;
     }
     if (!own) continue;  // this layer reads another layer's K and V
@@ -42,6 +45,8 @@ void Forward::prepare_heads(int il, const float* rope, size_t u0, size_t u1) {
     if (l.qk_norm) kernels::rms_norm(k, lw.k_norm.data(), k, hd, c.rms_eps);
     kernels::rope_apply(k, l.rope_dim, cos_sin, neox);
     if (l.v_norm) rms_norm_plain(v, v, hd, c.rms_eps);
+    if (rotate_qk) model::hadamard_transform(k, hd);
+    if (rotate_v) model::hadamard_transform(v, hd);
   }
 }
 
@@ -67,8 +72,11 @@ void Forward::attention_block(int il, int n) {
   // The heads' own steps follow the projections in their region, split over
   // the threads.
   const size_t heads = (size_t)n * (size_t)(l.n_head + l.n_head_kv);
+  // The data-free Hadamard rotations go with them (a d log d transform per
+  // head), unless an observer must see the heads before their rotation.
+  const bool hadamard_here = rot_->mode == RotationMode::Hadamard && !opts_.observer;
   const kernels::RegionTail prepare = [&](int t, int nt) {
-    prepare_heads(il, tables, heads * (size_t)t / (size_t)nt, heads * (size_t)(t + 1) / (size_t)nt);
+    prepare_heads(il, tables, hadamard_here, heads * (size_t)t / (size_t)nt, heads * (size_t)(t + 1) / (size_t)nt);
   };
   kernels::matmul_shared_input(proj, n_proj, xn_.data(), E, n, pool_, mm_, &prepare);
   if (own && shared_src_[(size_t)il] && opts_.observer) {
@@ -86,9 +94,11 @@ void Forward::attention_block(int il, int n) {
   const float* wk = rot_->k[(size_t)src];
   const float* wv = rot_->v[(size_t)src];
   // All heads of all tokens at once: rows of q_ / k_ / v_ are contiguous.
-  if (wk) rotate_heads(wk, q_.data(), n * l.n_head, hd);
-  if (own && wk) rotate_heads(wk, k_.data(), n * l.n_head_kv, hd);
-  if (own && wv) rotate_heads(wv, v_.data(), n * l.n_head_kv, hd);
+  if (!hadamard_here) {
+    if (wk) rotate_heads(wk, q_.data(), n * l.n_head, hd);
+    if (own && wk) rotate_heads(wk, k_.data(), n * l.n_head_kv, hd);
+    if (own && wv) rotate_heads(wv, v_.data(), n * l.n_head_kv, hd);
+  }
   if (own && shared_src_[(size_t)il]) {
     kept_k_[(size_t)il].assign(k_.begin(), k_.begin() + (long)(n * kvw));
     kept_v_[(size_t)il].assign(v_.begin(), v_.begin() + (long)(n * kvw));
