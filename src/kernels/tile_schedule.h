@@ -18,6 +18,7 @@ namespace oscar::kernels {
 // share. A decode step then posts one region fewer per use, and small
 // per-head or per-value steps (Q/K norms and RoPE, SwiGLU) are spread over
 // the threads instead of being left to the caller while the others wait.
+// It runs inside a pool task, so it must not use the pool itself.
 using RegionTail = std::function<void(int, int)>;
 
 // Runs a tail as a region of its own (where the tiles did not run on the pool).
