@@ -47,16 +47,15 @@ void rotate_back(const float* w, const float* x, float* y, int d) {
 
 namespace {
 
-// One butterfly stage of the transform, pairs len apart. The pair distance
-// as a constant lets the compiler turn the short stages (1 to 8) into
-// shuffles instead of scalar code.
-template <int L>
-inline void butterflies(float* x, int d) {
-  for (int b = 0; b < d; b += 2 * L)
-    for (int j = 0; j < L; ++j) {
-      const float a = x[b + j], c = x[b + j + L];
-      x[b + j] = a + c;
-      x[b + j + L] = a - c;
+// One butterfly stage of the transform: pairs len apart in blocks of 2*len.
+// Inlined with a constant len (the short stages, 1 to 8) the compiler turns
+// it into shuffles instead of scalar code.
+__attribute__((always_inline)) inline void butterflies(float* x, int d, int len) {
+  for (int b = 0; b < d; b += 2 * len)
+    for (int j = b; j < b + len; ++j) {
+      const float a = x[j], c = x[j + len];
+      x[j] = a + c;
+      x[j + len] = a - c;
     }
 }
 
@@ -67,20 +66,16 @@ inline void butterflies(float* x, int d) {
 // stages unrolled and wide vectors it takes ~140 cycles per d128 head
 // against ~460 for the plain loop (bench/RESULTS.md, session 17).
 OSCAR_CLONES_WIDE void hadamard_transform(float* x, int d) {
-  // Butterflies over blocks of 2*len: the Sylvester order of hadamard_matrix.
+  // Stages of len 1, 2, 4, ...: the Sylvester order of hadamard_matrix.
+  int len = 1;
   if (d >= 16) {
-    butterflies<1>(x, d);
-    butterflies<2>(x, d);
-    butterflies<4>(x, d);
-    butterflies<8>(x, d);
+    butterflies(x, d, 1);
+    butterflies(x, d, 2);
+    butterflies(x, d, 4);
+    butterflies(x, d, 8);
+    len = 16;
   }
-  for (int len = d >= 16 ? 16 : 1; len < d; len *= 2)
-    for (int b = 0; b < d; b += 2 * len)
-      for (int j = b; j < b + len; ++j) {
-        const float a = x[j], c = x[j + len];
-        x[j] = a + c;
-        x[j + len] = a - c;
-      }
+  for (; len < d; len *= 2) butterflies(x, d, len);
   const float s = 1.0f / std::sqrt((float)d);
   for (int i = 0; i < d; ++i) x[i] *= s;
 }

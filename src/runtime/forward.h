@@ -90,7 +90,7 @@ class Forward {
   // token, query heads before KV heads.
   void prepare_heads(int il, const float* rope, bool hadamard, size_t u0, size_t u1);
   // fn(i) for every token i < n: on the pool for a prompt's many tokens
-  // (each one's norms, RoPE and activations are independent), on this
+  // (each one's norms and residual adds are independent), on this
   // thread for a few (decode), where waking the pool costs more.
   void for_tokens(int n, const std::function<void(int)>& fn);
   // x' = W x for `count` head vectors of d values in place (W: d x d, one of

@@ -33,14 +33,14 @@ void Forward::prepare_heads(int il, const float* rope, bool hadamard, size_t u0,
       continue;
     }
     if (!own) continue;  // this layer reads another layer's K and V
-    const size_t off = i * kvw + (size_t)(h - l.n_head) * hd;
-    float* k = &k_[off];
-    float* v = &v_[off];
+    const size_t in_row = (size_t)(h - l.n_head) * hd;  // the KV head's offset in its token's row
+    float* k = &k_[i * kvw + in_row];
+    float* v = &v_[i * kvw + in_row];
     // Gemma 4 k_eq_v layers: V is the K projection before K's norm and RoPE.
     if (l.v_from_k) std::copy(k, k + hd, v);
     if (l.qkv_bias) {
-      kernels::add_inplace(k, lw.bk.data() + (off - i * kvw), (size_t)hd);
-      kernels::add_inplace(v, lw.bv.data() + (off - i * kvw), (size_t)hd);
+      kernels::add_inplace(k, lw.bk.data() + in_row, (size_t)hd);
+      kernels::add_inplace(v, lw.bv.data() + in_row, (size_t)hd);
     }
     if (l.qk_norm) kernels::rms_norm(k, lw.k_norm.data(), k, hd, c.rms_eps);
     kernels::rope_apply(k, l.rope_dim, cos_sin, neox);
