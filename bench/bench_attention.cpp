@@ -7,6 +7,12 @@
 //
 //   build/bin/oscar-bench-attention --benchmark_min_time=1
 //
+// BM_ColdReads is the floor under the cold decode steps: one thread summing
+// `streams` runs of `kib` KiB from memory after the caches were flushed, as
+// decode at a short depth reads each KV head's rows (16 KiB per head at depth
+// 32 for qwen3-0.6b f16). Its GB/s against the probe's per-thread share says
+// how much of a cold step's time no kernel can remove.
+//
 // BM_Scores / BM_ValueSums time the per-row kernels alone on 2048 rows that
 // stay in L2 (seconds per row in the "per_row" counter), q2_0 scores with
 // the query in float and in integer form, to compare kernels without the
@@ -22,6 +28,7 @@
 
 #include "attention/attention.h"
 #include "attention/row_kernels.h"
+#include "core/huge_pages.h"
 #include "kernels/roofline.h"
 #include "kv/kv_cache.h"
 
@@ -204,6 +211,49 @@ BENCHMARK_CAPTURE(BM_Scores, q2_0_float_query, kv::CacheType::Q2_0, false)->Appl
 BENCHMARK_CAPTURE(BM_Scores, q2_0_integer_query, kv::CacheType::Q2_0, true)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, f16, kv::CacheType::F16)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, q2_0, kv::CacheType::Q2_0)->Apply(row_shapes);
+
+void BM_ColdReads(benchmark::State& state) {
+  const size_t stream_bytes = (size_t)state.range(0) << 10, streams = (size_t)state.range(1);
+  // Streams 8 MiB apart in a 512 MiB region; each pass starts at a new
+  // random offset, so no pass reads what an earlier one left in a cache.
+  constexpr size_t kRegion = size_t(512) << 20, kGap = size_t(8) << 20;
+  HugePageBuffer mem = HugePageBuffer::allocate(kRegion);
+  if (!mem.data()) {
+    state.SkipWithError("cannot map the region");
+    return;
+  }
+  mem.commit();
+  const std::vector<uint64_t> evict((size_t(64) << 20) / sizeof(uint64_t), 1);
+  std::mt19937 rng(3);
+  const size_t span = streams * kGap;
+  std::uniform_int_distribution<size_t> at(0, (kRegion - span) / kHugePageBytes - 1);
+  for (auto _ : state) {
+    uint64_t sink = 0;
+    for (size_t i = 0; i < evict.size(); i += 8) sink += evict[i];  // one read per line
+    benchmark::DoNotOptimize(sink);
+    const uint8_t* base = mem.data() + at(rng) * kHugePageBytes;
+    const auto t0 = std::chrono::steady_clock::now();
+    uint64_t sum = 0;
+    for (size_t s = 0; s < streams; ++s) {
+      const auto* p = reinterpret_cast<const uint64_t*>(base + s * kGap);
+      for (size_t i = 0; i < stream_bytes / 8; i += 8) sum += p[i];  // every line of the stream
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double bytes = (double)(stream_bytes * streams);
+  state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["probe_GBps_per_thread"] = env().roof.read_gbps / env().pool.size();
+}
+BENCHMARK(BM_ColdReads)
+    ->ArgNames({"kib", "streams"})
+    ->Args({16, 8})
+    ->Args({128, 1})
+    ->Args({512, 1})
+    ->Args({2048, 1})
+    ->Args({8192, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // Qwen3-0.6B (16 query heads, 8 KV heads) and Qwen3-4B (32 / 8), head dim 128.
 const Shape kQwen06{28, 16, 8, 128};
