@@ -32,6 +32,7 @@
 #include <immintrin.h>
 
 #include "core/prefetch.h"
+#include "quant/in_register.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_simd_fields.h"
 
@@ -94,7 +95,7 @@ KQ_INLINE void k4_scales(const uint8_t* packed, Dec& D) {
 // Low and high nibbles of 64 code bytes (32-byte chunks 2c and 2c + 1): in
 // the paired order they are registers 2c and 2c + 1.
 KQ_INLINE void nibble_pair(const uint8_t* qs, int c, __m512i* u) {
-  const __m512i q = _mm512_loadu_si512(qs + 64 * c);
+  const __m512i q = in_register(_mm512_loadu_si512(qs + 64 * c));
   const __m512i m = _mm512_set1_epi8(15);
   u[2 * c] = _mm512_and_si512(q, m);
   u[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m);
@@ -132,8 +133,8 @@ struct DecQ6 {
   static KQ_INLINE void run(const Block& b, Dec& D) {
     const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
     for (int h = 0; h < 2; ++h) {
-      const __m512i L = _mm512_loadu_si512(b.ql + 64 * h);
-      const __m256i H = _mm256_loadu_si256((const __m256i*)(b.qh + 32 * h));
+      const __m512i L = in_register(_mm512_loadu_si512(b.ql + 64 * h));
+      const __m256i H = in_register(_mm256_loadu_si256((const __m256i*)(b.qh + 32 * h)));
       // Low half: qh bits 0-1 (values 0..31), high half: bits 2-3 (32..63);
       // after >> 4 the same register gives bits 4-5 and 6-7 (64..127).
       const __m512i Hz = _mm512_inserti64x4(_mm512_castsi256_si512(H), _mm256_srli_epi16(H, 2), 1);
@@ -153,7 +154,7 @@ struct DecQ6 {
 KQ_INLINE void crumbs(const uint8_t* qs, __m512i* u) {
   const __m512i m3 = _mm512_set1_epi8(3);
   for (int h = 0; h < 2; ++h) {
-    const __m256i Q = _mm256_loadu_si256((const __m256i*)(qs + 32 * h));
+    const __m256i Q = in_register(_mm256_loadu_si256((const __m256i*)(qs + 32 * h)));
     const __m512i Qz = _mm512_inserti64x4(_mm512_castsi256_si512(Q), _mm256_srli_epi16(Q, 2), 1);
     u[2 * h] = _mm512_and_si512(Qz, m3);
     u[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(Qz, 4), m3);

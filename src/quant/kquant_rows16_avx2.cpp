@@ -27,7 +27,7 @@ inline __m256i dot4(__m256i acc, __m256i w, __m256i a) {
 inline __m256i half_u8(__m128i v, int h) { return _mm256_cvtepu8_epi32(h ? _mm_srli_si128(v, 8) : v); }
 
 inline __m256i chunk_half(const uint8_t* chunk, int h) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + 32 * h));
+  return in_register(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(chunk + 32 * h)));
 }
 
 // Rows 16g + 8h .. 16g + 8h + 7 of a Q4_K group against NC columns.

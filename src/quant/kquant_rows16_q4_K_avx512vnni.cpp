@@ -44,7 +44,7 @@ void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t a
       for (int c = 0; c < NC; ++c)
         for (int h = 0; h < kChains; ++h) e[c][h] = o[c][h] = _mm512_setzero_si512();
       for (int k = 0; k < 8; ++k) {
-        const __m512i wv = _mm512_loadu_si512(b.qs[8 * p + k]);
+        const __m512i wv = in_register(_mm512_loadu_si512(b.qs[8 * p + k]));
         const __m512i lo = _mm512_and_si512(wv, low4), hi = _mm512_and_si512(_mm512_srli_epi16(wv, 4), low4);
         for (int c = 0; c < NC; ++c) {
           const auto* q = reinterpret_cast<const int32_t*>(x[c]->qs + 64 * p);

@@ -49,9 +49,9 @@ void group_tile(int64_t nb, const BlockQ6_Kx16* wg, const uint8_t* act, size_t a
         for (int c = 0; c < NC; ++c)
           for (int j = 0; j < 4; ++j) acc[c][j] = _mm512_set1_epi32(-32 * x[c]->bsums[8 * h + 2 * j + q]);
         for (int k = 4 * q; k < 4 * q + 4; ++k) {
-          const __m512i lo = _mm512_loadu_si512(b.ql[16 * h + k]);      // weights j = 0 | 2
-          const __m512i hi = _mm512_loadu_si512(b.ql[16 * h + 8 + k]);  // weights j = 1 | 3
-          const __m512i top = _mm512_loadu_si512(b.qh[8 * h + k]);
+          const __m512i lo = in_register(_mm512_loadu_si512(b.ql[16 * h + k]));      // weights j = 0 | 2
+          const __m512i hi = in_register(_mm512_loadu_si512(b.ql[16 * h + 8 + k]));  // weights j = 1 | 3
+          const __m512i top = in_register(_mm512_loadu_si512(b.qh[8 * h + k]));
           // The 32-bit shifts move bits across byte borders; bits45 keeps
           // only the two that belong to each byte.
           __m512i v[4];

@@ -1,0 +1,22 @@
+// A vector kept in the register it was loaded into, for SIMD kernels that
+// use one loaded chunk in several instructions.
+//
+// GCC folds a load into every instruction that uses the value (vpandd mem,
+// vpsrlw mem, ...), so a chunk of quants used twice was read from L1 twice.
+// The k-quant GEMVs are bound by their loads: loading each chunk of the
+// rows16 Q4_K kernel once made it 29% faster from L2 (bench/RESULTS.md,
+// session 18). The empty asm hides where the value came from, so the
+// compiler cannot fold the load again. Do not use it on a broadcast that
+// feeds an embedded-broadcast operand ({1to16}): there the folded form is
+// the cheap one.
+#pragma once
+
+namespace oscar::quant {
+
+template <class Vec>
+inline Vec in_register(Vec v) {
+  asm("" : "+v"(v));
+  return v;
+}
+
+}  // namespace oscar::quant
