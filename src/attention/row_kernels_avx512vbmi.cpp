@@ -22,6 +22,7 @@
 
 #include "attention/row_kernels_impl.h"
 #include "attention/row_kernels_vnni.h"
+#include "core/in_register.h"
 
 namespace oscar::attention::detail {
 namespace {
@@ -151,7 +152,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
             for (int t = 0; t < kT; ++t) a[h][k][t] = _mm512_setzero_si512();
         const uint8_t* tq = quads + (size_t)(cb / 16) * nq * 64;
         for (int q = 0; q < nq; ++q) {
-          const __m512i x = _mm512_load_si512(tq + (size_t)q * 64);
+          const __m512i x = in_register(_mm512_load_si512(tq + (size_t)q * 64));
           const int dq = (q >> 2) * 64 + (q & 3) * 4;  // quad q's 4 bytes of digit 0
           __m512i codes[K];
 #pragma GCC unroll 4

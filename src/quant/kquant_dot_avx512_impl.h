@@ -31,8 +31,8 @@
 #endif
 #include <immintrin.h>
 
+#include "core/in_register.h"
 #include "core/prefetch.h"
-#include "quant/in_register.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_simd_fields.h"
 

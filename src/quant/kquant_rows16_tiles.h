@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "quant/in_register.h"
+#include "core/in_register.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"
 

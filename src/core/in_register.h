@@ -4,14 +4,15 @@
 // GCC folds a load into every instruction that uses the value (vpandd mem,
 // vpsrlw mem, ...), so a chunk of quants used twice was read from L1 twice.
 // The k-quant GEMVs are bound by their loads: loading each chunk of the
-// rows16 Q4_K kernel once made it 29% faster from L2 (bench/RESULTS.md,
-// session 18). The empty asm hides where the value came from, so the
-// compiler cannot fold the load again. Do not use it on a broadcast that
-// feeds an embedded-broadcast operand ({1to16}): there the folded form is
-// the cheap one.
+// rows16 Q4_K kernel once made it 25-29% faster from L2, and the q2_0
+// value sums 4-7% (bench/RESULTS.md, session 18). The empty asm hides where
+// the value came from, so the compiler cannot fold the load again. Do not
+// use it on a broadcast that feeds an embedded-broadcast operand ({1to16}):
+// there the folded form is the cheap one (a register broadcast made the
+// q2_0 value sums 1.6x slower).
 #pragma once
 
-namespace oscar::quant {
+namespace oscar {
 
 template <class Vec>
 inline Vec in_register(Vec v) {
@@ -19,4 +20,4 @@ inline Vec in_register(Vec v) {
   return v;
 }
 
-}  // namespace oscar::quant
+}  // namespace oscar
