@@ -68,6 +68,17 @@ std::vector<uint8_t> random_weights(const quant::QuantTraits& q, int64_t rows, i
   return wq;
 }
 
+// `copies` copies of a matrix back to back in huge pages, as a loaded model
+// keeps its weights: in 4 KiB pages a one-matrix GEMV streamed about half as
+// fast on two threads (TLB misses, prefetchers stopping at page borders;
+// bench/RESULTS.md, session 18). Empty when the memory cannot be mapped.
+HugePageBuffer huge_copies(const uint8_t* src, size_t bytes, size_t copies) {
+  HugePageBuffer mem = HugePageBuffer::allocate(bytes * copies);
+  if (mem.data())
+    for (size_t c = 0; c < copies; ++c) std::copy(src, src + bytes, mem.data() + c * bytes);
+  return mem;
+}
+
 // avx2: the file-layout kernels of a CPU without AVX-512; r16: the matrix
 // repacked 16 rows at a time and run through these kernels.
 void matmul_bench(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
@@ -91,11 +102,15 @@ void matmul_bench(benchmark::State& state, TensorType t, int64_t rows, int64_t c
   for (auto& v : x) v = nd(rng);
   ThreadPool pool(threads);
   MatmulScratch scratch;
-  std::vector<uint8_t> all(wq.size() * copies);
-  for (size_t c = 0; c < copies; ++c) std::copy(wq.begin(), wq.end(), all.begin() + (long)(c * wq.size()));
+  const HugePageBuffer mem = huge_copies(wq.data(), wq.size(), copies);
+  if (!mem.data()) {
+    state.SkipWithError("cannot allocate the weights");
+    return;
+  }
+  const uint8_t* all = mem.data();
   size_t next = 0;
   for (auto _ : state) {
-    WeightMatrix w{q, all.data() + next * wq.size(), rows, cols, rb, r16};
+    WeightMatrix w{q, all + next * wq.size(), rows, cols, rb, r16};
     next = (next + 1) % copies;
     matmul(w, x.data(), (size_t)cols, n_cols, y.data(), (size_t)rows, pool, scratch);
     benchmark::ClobberMemory();
@@ -145,10 +160,14 @@ void BM_Rows16Gemv(benchmark::State& state, const quant::Rows16Kernels* k, Tenso
   for (auto& v : x) v = nd(rng);
   const size_t packed_bytes = rb * (size_t)rows;
   const size_t copies = !cached ? std::max<size_t>(1, (512u << 20) / packed_bytes) : 1;
-  std::vector<uint8_t> all(packed_bytes * copies);
-  quant::repack_rows16(type, wq.data(), rb, rows, cols, all.data());
-  for (size_t c = 1; c < copies; ++c)
-    std::copy(all.begin(), all.begin() + (long)packed_bytes, all.begin() + (long)(c * packed_bytes));
+  std::vector<uint8_t> packed(packed_bytes);
+  quant::repack_rows16(type, wq.data(), rb, rows, cols, packed.data());
+  const HugePageBuffer mem = huge_copies(packed.data(), packed_bytes, copies);
+  if (!mem.data()) {
+    state.SkipWithError("cannot allocate the weights");
+    return;
+  }
+  const uint8_t* all = mem.data();
   // The given kernels; the scalar ones where this CPU has none.
   const quant::Rows16GemvFn gemv =
       k ? k->gemv : type == TensorType::Q4_K ? quant::gemv_q4_K_rows16_ref : quant::gemv_q6_K_rows16_ref;
@@ -159,7 +178,7 @@ void BM_Rows16Gemv(benchmark::State& state, const quant::Rows16Kernels* k, Tenso
   const int64_t groups = rows / quant::kRows16;
   size_t next = 0;
   for (auto _ : state) {
-    const uint8_t* w = all.data() + next * packed_bytes;
+    const uint8_t* w = all + next * packed_bytes;
     next = (next + 1) % copies;
     quantize(x.data(), act.data(), cols);
     pool.run([&](int t, int n) {
