@@ -57,6 +57,15 @@ struct Shape {
   int layers, heads, kv_heads, head_dim;
 };
 
+// Reads words [a, e) of `words` one per cache line and returns their sum:
+// what pushes rows out of the caches between timed calls. Only reads, like
+// weights: dirty lines written back during a timed call would slow it.
+uint64_t read_lines(const std::vector<uint64_t>& words, size_t a, size_t e) {
+  uint64_t sum = 0;
+  for (size_t i = a; i < e; i += 8) sum += words[i];
+  return sum;
+}
+
 model::ModelConfig config_of(const Shape& s) {
   model::ModelConfig c;
   c.arch = "bench";
@@ -123,10 +132,7 @@ void decode_attention(benchmark::State& state, Shape s, kv::CacheType t, bool co
     for (int il = 0; il < s.layers; ++il) {
       if (cold)  // on every thread, as the weights are: the pool stays awake
         pool.parallel_for(evict.size() / 8, 1024, [&](size_t a, size_t e) {
-          uint64_t sum = 0;
-          // One read per line and no writes, like weights: dirty lines
-          // written back during the timed call would slow it.
-          for (size_t i = a * 8; i < e * 8; i += 8) sum += evict[i];
+          const uint64_t sum = read_lines(evict, a * 8, e * 8);
           benchmark::DoNotOptimize(sum);
         });
       const auto t0 = Clock::now();
@@ -228,9 +234,7 @@ void BM_ColdReads(benchmark::State& state) {
   const size_t span = streams * kGap;
   std::uniform_int_distribution<size_t> at(0, (kRegion - span) / kHugePageBytes - 1);
   for (auto _ : state) {
-    uint64_t sink = 0;
-    for (size_t i = 0; i < evict.size(); i += 8) sink += evict[i];  // one read per line
-    benchmark::DoNotOptimize(sink);
+    benchmark::DoNotOptimize(read_lines(evict, 0, evict.size()));
     const uint8_t* base = mem.data() + at(rng) * kHugePageBytes;
     const auto t0 = std::chrono::steady_clock::now();
     uint64_t sum = 0;

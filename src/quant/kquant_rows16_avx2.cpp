@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include "core/in_register.h"
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"

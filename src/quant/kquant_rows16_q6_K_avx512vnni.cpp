@@ -13,6 +13,7 @@
 #endif
 #include <immintrin.h>
 
+#include "core/in_register.h"
 #include "core/prefetch.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/in_register.h"
 #include "quant/kquant_blocks.h"
 #include "quant/kquant_rows16.h"
 
