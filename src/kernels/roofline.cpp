@@ -52,10 +52,11 @@ double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t b
   pool.parallel_for(n, 1 << 16, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) buf[i] = (float)(i & 7) * 0.125f;
   });
-  // Two loops, with and without the streaming kernels' software prefetch,
-  // the faster kept: on this Zen 5 one thread reads ~15% more without it,
-  // and the rows16 GEMV, which prefetches less densely than the old
-  // probe, outran a prefetching-only probe (bench/RESULTS.md, session 14).
+  // Two loops, with and without the streaming kernels' software prefetch
+  // (non-temporal, core/prefetch.h), the faster kept: on this Zen 5 one
+  // thread reads ~15% more without it, and the rows16 GEMV, which
+  // prefetches less densely than the old probe, outran a prefetching-only
+  // probe (bench/RESULTS.md, session 14).
   auto sum = [&](const float* p, size_t m, bool prefetch) {
 #if defined(OSCAR_X86)
     if (cpu.has_avx512_family()) return sum_bytes_avx512(p, m, prefetch);
