@@ -11,7 +11,7 @@
 namespace oscar::runtime {
 
 Forward::Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool, ForwardOptions opts)
-    : model_(model), cache_(cache), pool_(pool), opts_(opts),
+    : model_(model), cache_(cache), pool_(pool), opts_(opts), clock_(opts.profile),
       f32_(&model.quant_table().get(TensorType::F32, "rotation")) {
   if (!opts_.rotations) own_rotations_ = RotationPlan::make(model, /*q2_cache=*/false, /*no_hadamard=*/true);
   rot_ = opts_.rotations ? opts_.rotations : &own_rotations_;
@@ -81,6 +81,7 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
     return logits_;
   }
   validate(batch, n_cached_);
+  clock_.start();
 
   const size_t E = (size_t)c.n_embd;
   x_.resize((size_t)n * E);
@@ -114,6 +115,8 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   // Commit: every sequence now holds up to its last batch position.
   for (int i = 0; i < n; ++i) cache_.commit(seq_[(size_t)i], pos_[(size_t)i] + 1);
 
+  clock_.mark(StepProfile::kOther);
+
   // Final norm and output projection, only for the tokens that want logits.
   std::vector<float> rows;
   for (int i = 0; i < n; ++i)
@@ -126,6 +129,8 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   if (n_out > 0)
     kernels::matmul(w.output, rows.data(), E, n_out, logits_.data(), (size_t)c.n_vocab, pool_, mm_);
   if (c.final_logit_softcap > 0) softcap(logits_.data(), logits_.size(), c.final_logit_softcap);
+  clock_.mark(StepProfile::kLogits);
+  clock_.end_eval();
   return logits_;
 }
 
@@ -199,12 +204,14 @@ void Forward::ffn_block(int il, int n) {
     else kernels::swiglu(&ff_a_[a], &ff_b_[a], &ff_a_[a], e - a);
   };
   kernels::matmul_shared_input(gate_up, 2, xn_.data(), E, n, pool_, mm_, &activate);
+  clock_.mark(StepProfile::kFfnIn);
   kernels::matmul(lw.ffn_down, ff_a_.data(), ff, n, xn_.data(), E, pool_, mm_);
   for_tokens(n, [&](int i) {
     float* y = &xn_[i * E];
     if (l.post_norms) kernels::rms_norm(y, lw.post_ffn_norm.data(), y, c.n_embd, c.rms_eps);
     kernels::add_inplace(&x_[i * E], y, E);
   });
+  clock_.mark(StepProfile::kFfnDown);
 }
 
 }  // namespace oscar::runtime

@@ -15,6 +15,7 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 #include "runtime/rotation_plan.h"
+#include "runtime/step_profile.h"
 
 namespace oscar::runtime {
 
@@ -63,6 +64,8 @@ struct ForwardOptions {
   bool fused_attention = true;
   // Called once per layer per eval when set (not owned).
   LayerObserver* observer = nullptr;
+  // Time per piece of every eval is added to it when set (not owned).
+  StepProfile* profile = nullptr;
 };
 
 class Forward {
@@ -106,6 +109,7 @@ class Forward {
   kv::KvCache& cache_;
   ThreadPool& pool_;
   ForwardOptions opts_;
+  ProfileClock clock_;
   RotationPlan own_rotations_;  // used when opts.rotations is null
   const RotationPlan* rot_;
   kernels::MatmulScratch mm_;

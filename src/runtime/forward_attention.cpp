@@ -59,6 +59,7 @@ void Forward::attention_block(int il, int n) {
   const size_t qw = (size_t)l.n_head * hd, kvw = (size_t)l.n_head_kv * hd;
   const bool own = l.has_own_kv(il);
   const int src = own ? il : l.kv_layer;  // whose cache and rotations this layer uses
+  clock_.mark(StepProfile::kOther);  // the embedding rows, or what the previous layer did after its FFN
 
   for_tokens(n, [&](int i) { kernels::rms_norm(&x_[i * E], lw.attn_norm.data(), &xn_[i * E], c.n_embd, c.rms_eps); });
   kernels::MatmulOutput proj[3] = {{&lw.wq, q_.data(), qw}};
@@ -99,6 +100,7 @@ void Forward::attention_block(int il, int n) {
     if (own && wk) rotate_heads(wk, k_.data(), n * l.n_head_kv, hd);
     if (own && wv) rotate_heads(wv, v_.data(), n * l.n_head_kv, hd);
   }
+  clock_.mark(StepProfile::kAttnIn);
   if (own && shared_src_[(size_t)il]) {
     kept_k_[(size_t)il].assign(k_.begin(), k_.begin() + (long)(n * kvw));
     kept_v_[(size_t)il].assign(v_.begin(), v_.begin() + (long)(n * kvw));
@@ -115,12 +117,14 @@ void Forward::attention_block(int il, int n) {
                                          att_.data(), &cache_});
   // A layer others share stores after the last of them (see eval).
   if (own && !shared_src_[(size_t)il]) store_kv(il, n, k_.data(), v_.data());
+  clock_.mark(StepProfile::kAttention);
   kernels::matmul(lw.wo, att_.data(), qw, n, xn_.data(), E, pool_, mm_);
   for_tokens(n, [&](int i) {
     float* y = &xn_[i * E];
     if (l.post_norms) kernels::rms_norm(y, lw.post_attn_norm.data(), y, c.n_embd, c.rms_eps);
     kernels::add_inplace(&x_[i * E], y, E);
   });
+  clock_.mark(StepProfile::kAttnOut);
 }
 
 }  // namespace oscar::runtime

@@ -207,6 +207,34 @@ TEST_F(OscarBench, WeightsAreReadUnlessMmapIsAskedFor) {
   }
 }
 
+// --profile: a table per test on stderr, every piece in it; the report on
+// stdout unchanged. Weight rates only for the tg test, whose evals read each
+// matrix once.
+TEST_F(OscarBench, ProfilePrintsEveryPieceOnStderr) {
+  const BenchRun r = bench("-m " + model() + " -p 8 -n 4 -r 2 -t 2 --profile -o json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).size(), 2u);
+  const size_t pp = r.err.find("profile of pp8: 2 evals"), tg = r.err.find("profile of tg4: 8 evals");
+  ASSERT_NE(pp, std::string::npos) << r.err;
+  ASSERT_NE(tg, std::string::npos) << r.err;
+  for (const char* piece : {"attn_in", "attention", "attn_out", "ffn_in", "ffn_down", "logits", "other"}) {
+    EXPECT_NE(r.err.find(std::string("| ") + piece + " |", pp), std::string::npos) << piece;
+    EXPECT_NE(r.err.find(std::string("| ") + piece + " |", tg), std::string::npos) << piece;
+  }
+  // The tg table gives the layer matrices a rate; the pp table none.
+  const std::string tg_table = r.err.substr(tg), pp_table = r.err.substr(pp, tg > pp ? tg - pp : std::string::npos);
+  EXPECT_NE(tg_table.find("% |"), std::string::npos);
+  const size_t ffn = tg_table.find("| ffn_in |");
+  ASSERT_NE(ffn, std::string::npos);
+  const std::string ffn_line = tg_table.substr(ffn, tg_table.find('\n', ffn) - ffn);
+  EXPECT_EQ(ffn_line.find("| - |"), std::string::npos) << ffn_line;
+  EXPECT_NE(pp_table.find("| ffn_in |"), std::string::npos);
+  const std::string pp_ffn = pp_table.substr(pp_table.find("| ffn_in |"));
+  EXPECT_NE(pp_ffn.substr(0, pp_ffn.find('\n')).find("| - | - |"), std::string::npos) << pp_ffn;
+  // Without the flag, no table.
+  EXPECT_EQ(bench("-m " + model() + " -p 0 -n 2 -r 1").err.find("profile of"), std::string::npos);
+}
+
 TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {
   const std::string m = "-m " + model() + " ";
   const std::pair<std::string, std::string> cases[] = {

@@ -81,6 +81,8 @@ std::string bench_usage() {
          "                                or random K/V rows stored into the cache (fast; decode timing\n"
          "                                does not depend on the values)\n"
          "  -v,   --verbose               progress on stderr\n"
+         "        --profile               time per piece of a step (attention, each projection,\n"
+         "                                logits) on stderr after each test\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
 
@@ -141,6 +143,8 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.kv.use_mmap = false;
     } else if (flag == "-v" || flag == "--verbose") {
       p.verbose = true;
+    } else if (flag == "--profile") {
+      p.profile = true;
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");

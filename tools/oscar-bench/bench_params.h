@@ -33,6 +33,7 @@ struct BenchParams {
   // depend on the values, and a 16K-deep fill then takes seconds, not minutes.
   bool fill_synthetic = false;
   bool verbose = false;
+  bool profile = false;  // --profile: runtime::StepProfile of the timed runs, on stderr
   bool help = false;
   tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used
 };

@@ -1,5 +1,6 @@
 #include "bench_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -230,6 +231,38 @@ std::unique_ptr<Printer> make_printer(OutputFormat f, std::FILE* out) {
     case OutputFormat::Markdown: break;
   }
   return std::make_unique<MarkdownPrinter>(out);
+}
+
+std::string profile_table(const ResultRow& r, const runtime::StepProfile& p,
+                          const std::array<double, runtime::StepProfile::kCount>& weight_bytes) {
+  using runtime::StepProfile;
+  const double evals = (double)std::max<int64_t>(1, p.evals), total = p.total_seconds();
+  const bool tg = r.test.n_gen > 0;
+  char line[256];
+  std::snprintf(line, sizeof line, "profile of %s: %lld evals, %.3f ms per eval\n", r.test_name().c_str(),
+                (long long)p.evals, 1e3 * total / evals);
+  std::string out = line;
+  out += "| piece | ms/eval | share | weight MB | GB/s | of probe |\n|---|---:|---:|---:|---:|---:|\n";
+  for (int i = 0; i < StepProfile::kCount; ++i) {
+    const auto piece = (StepProfile::Piece)i;
+    const double s = p.seconds[(size_t)i], b = weight_bytes[(size_t)i];
+    std::snprintf(line, sizeof line, "| %s | %.3f | %.1f%% |", StepProfile::name(piece), 1e3 * s / evals,
+                  total > 0 ? 100 * s / total : 0.0);
+    out += line;
+    // Rates only where the piece reads known bytes once per eval: weights,
+    // in a decode step.
+    if (tg && b > 0 && s > 0) {
+      const double gbps = b * evals / s / 1e9;
+      std::snprintf(line, sizeof line, " %.1f | %.1f | %.0f%% |\n", b / 1e6, gbps,
+                    r.read_bw_gbps > 0 ? 100 * gbps / r.read_bw_gbps : 0.0);
+    } else if (b > 0) {
+      std::snprintf(line, sizeof line, " %.1f | - | - |\n", b / 1e6);
+    } else {
+      std::snprintf(line, sizeof line, " - | - | - |\n");
+    }
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace oscar::bench

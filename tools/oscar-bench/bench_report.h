@@ -3,6 +3,7 @@
 // the roofline and memory figures measured in the same run.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "bench_params.h"
+#include "runtime/step_profile.h"
 
 namespace oscar::bench {
 
@@ -53,6 +55,12 @@ class Printer {
 };
 
 std::unique_ptr<Printer> make_printer(OutputFormat f, std::FILE* out);
+
+// The table `--profile` prints for one test: each piece's time per eval and
+// its share of the eval; for a tg test also the weight bytes it reads, the
+// rate it read them at, and that rate as a share of the test's probe.
+std::string profile_table(const ResultRow& r, const runtime::StepProfile& p,
+                          const std::array<double, runtime::StepProfile::kCount>& weight_bytes);
 
 // Exposed for tests of the escaping; JSON string literal with quotes.
 std::string json_string(const std::string& s);

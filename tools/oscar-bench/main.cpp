@@ -168,7 +168,10 @@ class Runner {
     s.cache_v = t.type_v;
     auto cache = engine_->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
     r.kv_bytes = cache->bytes_allocated();
-    runtime::Forward fwd(m, *cache, pool, engine_->forward_options(s));
+    runtime::ForwardOptions options = engine_->forward_options(s);
+    runtime::StepProfile profile;
+    if (p_.profile) options.profile = &profile;
+    runtime::Forward fwd(m, *cache, pool, options);
     std::mt19937 rng(p_.seed);
     std::uniform_int_distribution<int32_t> token(0, c.n_vocab - 1);
 
@@ -227,6 +230,7 @@ class Runner {
       r.roofline_ts = r.fma_gflops * 1e9 / r.flops_per_token;
     }
 
+    profile.clear();  // only the timed runs
     for (int rep = 0; rep < p_.repetitions; ++rep) {
       cache->truncate(0, t.n_depth);
       const auto t0 = Clock::now();
@@ -249,6 +253,7 @@ class Runner {
     r.kv_bits_per_value = cache->usage(0).bits_per_value;
     log_.info("  " + r.test_name() + ": KV " + std::to_string(r.kv_bits_per_value).substr(0, 5) + " bits/value");
     r.rss_end_bytes = rss_bytes();
+    if (p_.profile) std::fputs(profile_table(r, profile, runtime::piece_weight_bytes(m)).c_str(), stderr);
     return r;
   }
 
