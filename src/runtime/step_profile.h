@@ -44,7 +44,6 @@ std::array<double, StepProfile::kCount> piece_weight_bytes(const model::Model& m
 class ProfileClock {
  public:
   explicit ProfileClock(StepProfile* p) : p_(p) {}
-  bool active() const { return p_ != nullptr; }
   void start() {
     if (p_) last_ = std::chrono::steady_clock::now();
   }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -86,13 +87,15 @@ std::string file_type_name(int64_t ft) {
 struct ModelStats {
   uint64_t size = 0, n_params = 0;
   std::string type;
+  // Weight bytes of each piece of a step (runtime::piece_weight_bytes): the
+  // layer matrices and the output matrix.
+  std::array<double, runtime::StepProfile::kCount> piece_bytes{};
   double layer_weight_bytes = 0;  // every layer matrix
   double layer_macs = 0;          // multiply-adds of every layer matrix, per token
   double output_bytes = 0, embd_row_bytes = 0;
   double output_macs = 0;
 };
 
-double matrix_bytes(const kernels::WeightMatrix& w) { return (double)w.rows * (double)w.row_bytes; }
 double matrix_macs(const kernels::WeightMatrix& w) { return (double)w.rows * (double)w.cols; }
 
 ModelStats model_stats(const model::Model& m) {
@@ -108,12 +111,13 @@ ModelStats model_stats(const model::Model& m) {
                 s.n_params >= 1000000000ull ? s.n_params / 1e9 : s.n_params / 1e6);
   s.type = m.config().arch + " " + (label.empty() ? std::string(params) : label) + " " +
            file_type_name(f.get_int_or("general.file_type", -1));
+  s.piece_bytes = runtime::piece_weight_bytes(m);
+  s.output_bytes = s.piece_bytes[runtime::StepProfile::kLogits];
+  for (int i = 0; i < runtime::StepProfile::kCount; ++i)
+    if (i != runtime::StepProfile::kLogits) s.layer_weight_bytes += s.piece_bytes[(size_t)i];
   for (const auto& l : m.weights().layers)
-    for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
-      s.layer_weight_bytes += matrix_bytes(*w);
+    for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
       s.layer_macs += matrix_macs(*w);
-    }
-  s.output_bytes = matrix_bytes(m.weights().output);
   s.output_macs = matrix_macs(m.weights().output);
   s.embd_row_bytes = (double)m.weights().tok_embd.row_bytes;
   return s;
@@ -253,7 +257,7 @@ class Runner {
     r.kv_bits_per_value = cache->usage(0).bits_per_value;
     log_.info("  " + r.test_name() + ": KV " + std::to_string(r.kv_bits_per_value).substr(0, 5) + " bits/value");
     r.rss_end_bytes = rss_bytes();
-    if (p_.profile) std::fputs(profile_table(r, profile, runtime::piece_weight_bytes(m)).c_str(), stderr);
+    if (p_.profile) std::fputs(profile_table(r, profile, stats_.piece_bytes).c_str(), stderr);
     return r;
   }
 
