@@ -13,6 +13,8 @@
 // 32 for qwen3-0.6b f16). Its GB/s against the probe's per-thread share says
 // how much of a cold step's time no kernel can remove.
 //
+// BM_Q2Encode times the q2_0 row encoder (reference and dispatched).
+//
 // BM_Scores / BM_ValueSums time the per-row kernels alone on 2048 rows that
 // stay in L2 (seconds per row in the "per_row" counter), q2_0 scores with
 // the query in float and in integer form, to compare kernels without the
@@ -31,6 +33,7 @@
 #include "core/huge_pages.h"
 #include "kernels/roofline.h"
 #include "kv/kv_cache.h"
+#include "kv/q2_codec.h"
 
 namespace oscar {
 namespace {
@@ -217,6 +220,34 @@ BENCHMARK_CAPTURE(BM_Scores, q2_0_float_query, kv::CacheType::Q2_0, false)->Appl
 BENCHMARK_CAPTURE(BM_Scores, q2_0_integer_query, kv::CacheType::Q2_0, true)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, f16, kv::CacheType::F16)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, q2_0, kv::CacheType::Q2_0)->Apply(row_shapes);
+
+// One q2_0 row encoded (what every row leaving the recent tier costs, K and
+// V, on the thread that stores the batch), by the scalar reference and by
+// q2_encode (the SIMD encoder where the CPU has one). OSCAR's default clip
+// ratios: 0.96 for K, 0.92 for V.
+void BM_Q2Encode(benchmark::State& state, bool reference) {
+  const int d = (int)state.range(0);
+  const kv::Q2Params p{(float)state.range(1) / 100.0f, d};
+  constexpr int kRowsPerPass = 256;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> x((size_t)d * kRowsPerPass);
+  for (auto& v : x) v = nd(rng);
+  std::vector<uint8_t> out(kv::q2_row_bytes(d, p));
+  for (auto _ : state)
+    for (int r = 0; r < kRowsPerPass; ++r) {
+      if (reference) kv::q2_encode_reference(&x[(size_t)r * d], out.data(), d, p);
+      else kv::q2_encode(&x[(size_t)r * d], out.data(), d, p);
+      benchmark::DoNotOptimize(out.data());
+    }
+  state.counters["per_row"] =
+      benchmark::Counter(kRowsPerPass, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+void encode_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"d", "clip_pct"})->Args({128, 96})->Args({128, 92})->Args({128, 0})->Args({512, 96});
+}
+BENCHMARK_CAPTURE(BM_Q2Encode, reference, true)->Apply(encode_shapes);
+BENCHMARK_CAPTURE(BM_Q2Encode, dispatched, false)->Apply(encode_shapes);
 
 void BM_ColdReads(benchmark::State& state) {
   const size_t stream_bytes = (size_t)state.range(0) << 10, streams = (size_t)state.range(1);

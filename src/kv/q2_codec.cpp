@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/fp16.h"
+#include "kv/q2_codec_simd.h"
 
 namespace oscar::kv {
 
@@ -20,11 +21,15 @@ size_t q2_row_bytes(int d, const Q2Params& p) {
   return (size_t)(d / g) * (4 + (size_t)g / 4);
 }
 
-float q2_clip_threshold(const float* x, int d, float ratio) {
+int q2_clip_rank(int d, float ratio) {
   // floor(ratio * d) of the ratio as written (0.35 * 20 = 7), not of its
   // float rounding (0.35f * 20 = 6.99999988): allow for the float error.
-  int k = (int)std::floor((double)ratio * d * (1.0 + 1e-6));
-  k = std::clamp(k, 0, d - 1);
+  const int k = (int)std::floor((double)ratio * d * (1.0 + 1e-6));
+  return std::clamp(k, 0, d - 1);
+}
+
+float q2_clip_threshold(const float* x, int d, float ratio) {
+  const int k = q2_clip_rank(d, ratio);
   // The value of rank k is the m-th largest |x_i|. OSCAR's ratios (0.92,
   // 0.96) make m a handful, so the m largest are kept in a small sorted list
   // that most values fail to enter: one comparison each, no copy of the row.
@@ -50,7 +55,27 @@ float q2_clip_threshold(const float* x, int d, float ratio) {
   return a[(size_t)k];
 }
 
+namespace {
+using EncodeFn = bool (*)(const float*, uint8_t*, int, const Q2Params&);
+
+// The SIMD encoder this CPU runs, or null: chosen once.
+EncodeFn simd_encoder() {
+  static const EncodeFn fn = []() -> EncodeFn {
+#if defined(OSCAR_X86)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return detail::q2_encode_avx512;
+#endif
+    return nullptr;
+  }();
+  return fn;
+}
+}  // namespace
+
 void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p) {
+  if (const EncodeFn fn = simd_encoder(); fn && fn(x, out, d, p)) return;
+  q2_encode_reference(x, out, d, p);
+}
+
+void q2_encode_reference(const float* x, uint8_t* out, int d, const Q2Params& p) {
   const int g = q2_group(d, p);
   float buf[1024];
   std::vector<float> big;

@@ -27,10 +27,16 @@ int q2_group(int d, const Q2Params& p);
 bool q2_valid(int d, const Q2Params& p);
 size_t q2_row_bytes(int d, const Q2Params& p);
 
+// The rank of the clipping threshold: floor(ratio * d) capped at d - 1.
+int q2_clip_rank(int d, float ratio);
 // The clipping threshold of the rule above (for tests and reports).
 float q2_clip_threshold(const float* x, int d, float ratio);
 
+// Encodes with the SIMD encoder where the CPU has one and the row suits it
+// (q2_codec_simd.h), else with q2_encode_reference; the bytes are the same.
 void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p);
+// The scalar encoder, which the SIMD one is tested against.
+void q2_encode_reference(const float* x, uint8_t* out, int d, const Q2Params& p);
 void q2_decode(const uint8_t* in, float* out, int d, const Q2Params& p);
 
 // Attention reads q2_0 rows through their codes in src/attention/row_kernels*
