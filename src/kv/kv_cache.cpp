@@ -14,6 +14,7 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
   require(cfg.hp_sink >= 0 && cfg.hp_recent >= 0, "KV cache: tier sizes must not be negative");
   require(cfg.swa_slack >= 0, "KV cache: sliding-window slack must not be negative");
   n_pos_.assign((size_t)cfg.n_seq, 0);
+  constexpr RowMemory placed = RowMemory::kPlaced;
   auto swa_type = [](std::optional<CacheType> t, CacheType main) {
     if (t) return *t;
     return is_quantized(main) ? CacheType::F16 : main;
@@ -37,15 +38,27 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
     if (l.sliding_window > 0) {
       const int ring = (int)std::min<long long>(cfg.n_ctx_seq, (long long)l.sliding_window + cfg.swa_slack);
       const RowCodec ck(swa_k, l.head_dim, table, cfg.q2_k), cv(swa_v, l.head_dim, table, cfg.q2_v);
-      k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, 0, 0, ring));
-      v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, 0, 0, ring));
+      k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, 0, 0, ring, placed));
+      v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, 0, 0, ring, placed));
       continue;
     }
     const RowCodec ck(cfg.type_k, l.head_dim, table, cfg.q2_k), cv(cfg.type_v, l.head_dim, table, cfg.q2_v);
-    k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink, cfg.hp_recent));
-    v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink, cfg.hp_recent));
+    k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink,
+                                             cfg.hp_recent, 0, placed));
+    v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink,
+                                             cfg.hp_recent, 0, placed));
   }
   require(!k_.empty(), "KV cache: the model has no layers");
+  // Every store's rows in one buffer, back to back (each store's size is a
+  // whole number of cache lines), so huge-page rounding is paid once.
+  rows_ = allocate_kv_rows(bytes_allocated());
+  uint8_t* next = rows_.data();
+  for (auto* stores : {&k_, &v_})
+    for (auto& s : *stores)
+      if (s) {
+        s->place(next);
+        next += s->bytes_allocated();
+      }
 }
 
 void KvCache::check_seq(int seq) const {

@@ -83,6 +83,7 @@ class KvCache {
  private:
   void check_seq(int seq) const;
   KvCacheConfig cfg_;
+  HugePageBuffer rows_;  // the rows of every store below
   std::vector<std::unique_ptr<TierStore>> k_, v_;  // null for shared-KV layers
   std::vector<int> src_;     // per layer: the layer whose stores it uses
   std::vector<int> window_;  // per layer: sliding window (0: none)

@@ -9,7 +9,7 @@
 namespace oscar::kv {
 
 TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx,
-                     int sink, int recent, int ring)
+                     int sink, int recent, int ring, RowMemory memory)
     : main_(main),
       f16_(f16),
       n_seq_(n_seq),
@@ -20,34 +20,49 @@ TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n
       ring_slots_(ring > 0 ? std::min(ring, n_ctx) : 0),
       n_slots_(ring_slots_ > 0 ? ring_slots_ : n_ctx),
       tiered_(is_quantized(main.type()) && ring == 0 && (sink > 0 || recent > 0)) {
-  const size_t heads = (size_t)n_seq * n_head_kv;
+  q_end_.assign((size_t)n_seq, sink_);
+  lo_valid_.assign((size_t)n_seq, 0);
+  if (memory == RowMemory::kPlaced) return;
+  own_ = allocate_kv_rows(bytes_allocated());
+  place(own_.data());
+}
+
+HugePageBuffer allocate_kv_rows(size_t bytes) {
   // Decode streams the tiers, hence huge pages. They are committed now:
   // faulting them in as positions arrive cost qwen3-0.6b about 1 ms per
   // decoded token (bench/RESULTS.md, session 10), and a cache that does not
   // fit should fail here, not in the middle of a request.
-  auto allocate = [](size_t bytes) {
-    HugePageBuffer b = HugePageBuffer::allocate(bytes);
-    if (bytes > 0 && !b.data())
-      throw Error("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");
-    b.commit();
-    return b;
-  };
-  main_buf_ = allocate(heads * n_slots_ * main_.row_bytes());
-  sink_buf_ = allocate(heads * sink_ * f16_.row_bytes());
-  ring_buf_ = allocate(heads * recent_ * f16_.row_bytes());
-  q_end_.assign((size_t)n_seq, sink_);
-  lo_valid_.assign((size_t)n_seq, 0);
+  HugePageBuffer b = HugePageBuffer::allocate(bytes);
+  if (bytes > 0 && !b.data()) throw Error("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");
+  b.commit();
+  return b;
+}
+
+namespace {
+size_t whole_lines(size_t bytes) { return (bytes + 63) & ~size_t(63); }
+}  // namespace
+
+size_t TierStore::main_bytes() const {
+  return whole_lines((size_t)n_seq_ * n_head_kv_ * n_slots_ * main_.row_bytes());
+}
+size_t TierStore::sink_bytes() const { return whole_lines((size_t)n_seq_ * n_head_kv_ * sink_ * f16_.row_bytes()); }
+size_t TierStore::ring_bytes() const { return whole_lines((size_t)n_seq_ * n_head_kv_ * recent_ * f16_.row_bytes()); }
+
+void TierStore::place(uint8_t* memory) {
+  main_rows_ = memory;
+  sink_rows_ = memory + main_bytes();
+  ring_rows_ = sink_rows_ + sink_bytes();
 }
 
 uint8_t* TierStore::main_row(int seq, int head, int pos) const {
   const int slot = ring_slots_ > 0 ? pos % ring_slots_ : pos;
-  return main_buf_.data() + (((size_t)seq * n_head_kv_ + head) * n_slots_ + slot) * main_.row_bytes();
+  return main_rows_ + (((size_t)seq * n_head_kv_ + head) * n_slots_ + slot) * main_.row_bytes();
 }
 uint8_t* TierStore::sink_row(int seq, int head, int pos) const {
-  return sink_buf_.data() + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
+  return sink_rows_ + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
 }
 uint8_t* TierStore::ring_row(int seq, int head, int pos) const {
-  return ring_buf_.data() + (((size_t)seq * n_head_kv_ + head) * recent_ + pos % recent_) * f16_.row_bytes();
+  return ring_rows_ + (((size_t)seq * n_head_kv_ + head) * recent_ + pos % recent_) * f16_.row_bytes();
 }
 
 void TierStore::evict(int seq, int pos) {
@@ -142,9 +157,6 @@ void TierStore::read(int seq, int head, int pos, float* out) const {
   f16_.decode(ring_row(seq, head, pos), out);
 }
 
-size_t TierStore::bytes_allocated() const {
-  const size_t heads = (size_t)n_seq_ * n_head_kv_;
-  return heads * ((size_t)n_slots_ * main_.row_bytes() + (size_t)(sink_ + recent_) * f16_.row_bytes());
-}
+size_t TierStore::bytes_allocated() const { return main_bytes() + sink_bytes() + ring_bytes(); }
 
 }  // namespace oscar::kv

@@ -27,10 +27,24 @@ struct Segment {
   const RowCodec* codec = nullptr;
 };
 
+// Where a store's rows live: in a huge-page buffer of its own, or in part of
+// one that its owner shares among many stores and hands over with place().
+// A KvCache does the latter: a buffer rounds up to whole 2 MiB pages, and
+// with one per store and tier that rounding was about 180 MiB of a
+// qwen3-4b cache at 16K (72 stores; bench/RESULTS.md, session 20).
+enum class RowMemory { kOwn, kPlaced };
+
+// Committed huge-page memory for KV rows; throws Error when it cannot be had.
+HugePageBuffer allocate_kv_rows(size_t bytes);
+
 class TierStore {
  public:
   TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx, int sink,
-            int recent, int ring = 0);
+            int recent, int ring = 0, RowMemory memory = RowMemory::kOwn);
+  // For a kPlaced store, before any other use: its rows, bytes_allocated()
+  // bytes of zeros starting on a 64-byte boundary, kept alive by the caller
+  // for the store's life.
+  void place(uint8_t* memory);
 
   bool tiered() const { return tiered_; }
   int ring() const { return ring_slots_; }  // 0: every position has its own row
@@ -54,6 +68,7 @@ class TierStore {
     int sink = 0, main = 0, recent = 0;
   };
   TierCounts counts(int seq, int n) const;
+  // Bytes of the three tiers' rows, each tier starting on a cache line.
   size_t bytes_allocated() const;
 
  private:
@@ -66,7 +81,10 @@ class TierStore {
   int n_seq_, n_head_kv_, n_ctx_, sink_, recent_, ring_slots_;
   int n_slots_;  // main-tier rows per (seq, head): n_ctx, or ring
   bool tiered_;
-  HugePageBuffer main_buf_, sink_buf_, ring_buf_;
+  size_t main_bytes() const, sink_bytes() const, ring_bytes() const;  // rounded up to 64
+
+  HugePageBuffer own_;  // kOwn: the rows; kPlaced: empty
+  uint8_t *main_rows_ = nullptr, *sink_rows_ = nullptr, *ring_rows_ = nullptr;
   std::vector<int> q_end_;  // per sequence: first position not in sink/main
   std::vector<int> lo_valid_;  // ring mode, per sequence: see first_valid()
 };
