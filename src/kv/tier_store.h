@@ -81,7 +81,10 @@ class TierStore {
   int n_seq_, n_head_kv_, n_ctx_, sink_, recent_, ring_slots_;
   int n_slots_;  // main-tier rows per (seq, head): n_ctx, or ring
   bool tiered_;
-  size_t main_bytes() const, sink_bytes() const, ring_bytes() const;  // rounded up to 64
+  // Each tier's rows, rounded up to whole cache lines.
+  size_t main_bytes() const;
+  size_t sink_bytes() const;
+  size_t ring_bytes() const;
 
   HugePageBuffer own_;  // kOwn: the rows; kPlaced: empty
   uint8_t *main_rows_ = nullptr, *sink_rows_ = nullptr, *ring_rows_ = nullptr;
