@@ -372,13 +372,19 @@ TEST(KvCacheUsage, MainTierAloneIs225BitsAtD128) {
   EXPECT_NE(c.describe().find("2.25 bits/value"), std::string::npos) << c.describe();
 }
 
-TEST(KvCacheUsage, TieredBitsPerValue) {
-  const auto m = fake_model(2, 128, 4, 2);
+// q2_0 K and V with f16 sink and recent tiers.
+KvCacheConfig tiered_q2(int n_ctx, int sink, int recent) {
   KvCacheConfig cfg;
   cfg.type_k = cfg.type_v = CacheType::Q2_0;
-  cfg.n_ctx_seq = 64;
-  cfg.hp_sink = 4;
-  cfg.hp_recent = 8;
+  cfg.n_ctx_seq = n_ctx;
+  cfg.hp_sink = sink;
+  cfg.hp_recent = recent;
+  return cfg;
+}
+
+TEST(KvCacheUsage, TieredBitsPerValue) {
+  const auto m = fake_model(2, 128, 4, 2);
+  const KvCacheConfig cfg = tiered_q2(64, 4, 8);
   KvCache c(m, cfg, table());
   fill(c, 0, 40, 2, 2 * 128);
   const auto u = c.usage(0);
@@ -462,13 +468,8 @@ uint64_t resident_bytes() {
 // (about 400 MiB here); elsewhere the test passes either way.
 TEST(KvCacheMemory, ManySmallStoresAreResidentAtAboutTheirSize) {
   const auto m = fake_model(96, 64, 1, 1);
-  KvCacheConfig cfg;
-  cfg.type_k = cfg.type_v = CacheType::Q2_0;
-  cfg.n_ctx_seq = 64;
-  cfg.hp_sink = 16;
-  cfg.hp_recent = 32;
   const uint64_t before = resident_bytes();
-  KvCache c(m, cfg, table());
+  KvCache c(m, tiered_q2(64, 16, 32), table());
   const uint64_t grown = resident_bytes() - before;
   ASSERT_GT(before, 0u) << "no /proc/self/statm";
   EXPECT_LT(grown, c.bytes_allocated() + (uint64_t)(8 << 20)) << "allocated " << c.bytes_allocated();
