@@ -26,9 +26,14 @@ constexpr int kMaxBlock = 128;
 // and of Gemma-4's global d512 (132 bytes; 4-5% faster there at 16K).
 constexpr size_t kSmallRowBytes = 136;
 constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
-// Query heads one item serves (QueryTile): a call of the float row kernels,
-// or of the integer q2_0 kernels.
-constexpr int kFloatQueryHeads = 8;
+// Query heads one item serves (QueryTile). The float row kernels take 8
+// heads a call (their register budget) and the tile's further heads in more
+// calls over the same rows, then in L1: a prompt at depth streams each f16
+// row from memory once per tile, so larger tiles read less. pp512 at depth
+// 8192, qwen3-0.6b (GQA 4): 8 heads 87-90 t/s, 16 96-98, 32 101-102, 64-128
+// no better; qwen3-4b at 4096: 41-42 -> 44-46 (bench/RESULTS.md, session 20).
+// The integer q2_0 kernels take 4.
+constexpr int kFloatQueryHeads = 32;
 constexpr int kQ2QueryHeads = 4;
 
 // Online-softmax state of one query head over part of the keys.
