@@ -14,7 +14,13 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
   require(cfg.hp_sink >= 0 && cfg.hp_recent >= 0, "KV cache: tier sizes must not be negative");
   require(cfg.swa_slack >= 0, "KV cache: sliding-window slack must not be negative");
   n_pos_.assign((size_t)cfg.n_seq, 0);
+#if defined(__SANITIZE_ADDRESS__)
+  // A heap block per store, so that AddressSanitizer sees a read past one
+  // store's rows (in a shared buffer it would land in the next store's).
+  constexpr RowMemory placed = RowMemory::kOwn;
+#else
   constexpr RowMemory placed = RowMemory::kPlaced;
+#endif
   auto swa_type = [](std::optional<CacheType> t, CacheType main) {
     if (t) return *t;
     return is_quantized(main) ? CacheType::F16 : main;
@@ -51,6 +57,7 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
   require(!k_.empty(), "KV cache: the model has no layers");
   // Every store's rows in one buffer, back to back (each store's size is a
   // whole number of cache lines), so huge-page rounding is paid once.
+  if (placed == RowMemory::kOwn) return;
   rows_ = allocate_kv_rows(bytes_allocated());
   uint8_t* next = rows_.data();
   for (auto* stores : {&k_, &v_})
