@@ -26,15 +26,14 @@ constexpr int kMaxBlock = 128;
 // and of Gemma-4's global d512 (132 bytes; 4-5% faster there at 16K).
 constexpr size_t kSmallRowBytes = 136;
 constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
-// Query heads one item serves (QueryTile). The float row kernels take 8
-// heads a call (their register budget) and the tile's further heads in more
-// calls over the same rows, then in L1: a prompt at depth streams each f16
-// row from memory once per tile, so larger tiles read less. pp512 at depth
-// 8192, qwen3-0.6b (GQA 4): 8 heads 87-90 t/s, 16 96-98, 32 101-102, 64-128
-// no better; qwen3-4b at 4096: 41-42 -> 44-46 (bench/RESULTS.md, session 20).
-// The integer q2_0 kernels take 4.
-constexpr int kFloatQueryHeads = 32;
-constexpr int kQ2QueryHeads = 4;
+// Query heads one item serves (QueryTile). The row kernels take 8 (float)
+// or 4 (integer q2_0) heads a call and the tile's further heads in more
+// calls over the same rows, then in L1: a prompt at depth streams each row
+// from memory once per tile, so larger tiles read less. pp512 at depth 8192,
+// qwen3-0.6b (GQA 4): f16 87-90 t/s with tiles of 8 heads, 101-102 with 32
+// (64-128 no better); q2_0 110 with 4, 124 with 32 (bench/RESULTS.md,
+// session 20).
+constexpr int kQueryTileHeads = 32;
 
 // Online-softmax state of one query head over part of the keys.
 struct Partial {
@@ -88,30 +87,15 @@ struct QueryTile {
   int t0, n;  // batch tokens t0 .. t0 + n - 1, positions pos[t0] + i
 };
 
-// Whether a token of `seq` with n_cached cached positions reads q2_0 rows
-// (cached rows past the sink and recent tiers) in this layer.
-bool reads_q2_rows(const kv::TierStore& store, int seq, int n_cached) {
-  kv::Segment seg[4];
-  const int n = store.segments(seq, 0, n_cached, seg);
-  for (int i = 0; i < n; ++i)
-    if (seg[i].end > seg[i].begin && seg[i].codec->type() == kv::CacheType::Q2_0) return true;
-  return false;
-}
-
-// Tiles of at most kFloatQueryHeads query heads, or kQ2QueryHeads where the
-// sequence has q2_0 rows to read (more heads would send those rows to the
-// float kernels instead of the integer ones). The q2_0 check is made only
-// for a run longer than that, so decode tokens (runs of one) skip it.
-std::vector<QueryTile> query_tiles(const BatchView& b, const kv::TierStore& ks, const kv::TierStore& vs, int group) {
-  const int max_float = std::max(1, kFloatQueryHeads / group), max_q2 = std::max(1, kQ2QueryHeads / group);
+// Tiles of at most kQueryTileHeads query heads.
+std::vector<QueryTile> query_tiles(const BatchView& b, int group) {
+  const int max_tokens = std::max(1, kQueryTileHeads / group);
   std::vector<QueryTile> tiles;
   for (int t = 0; t < b.n_tokens;) {
     int n = 1;
-    while (n < max_float && t + n < b.n_tokens && b.seq[t + n] == b.seq[t] && b.pos[t + n] == b.pos[t] + n &&
+    while (n < max_tokens && t + n < b.n_tokens && b.seq[t + n] == b.seq[t] && b.pos[t + n] == b.pos[t] + n &&
            b.n_cached[t + n] == b.n_cached[t])
       ++n;
-    if (n > max_q2 && (reads_q2_rows(ks, b.seq[t], b.n_cached[t]) || reads_q2_rows(vs, b.seq[t], b.n_cached[t])))
-      n = max_q2;
     tiles.push_back({t, n});
     t += n;
   }
@@ -143,7 +127,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   const float scale = layer.kq_scale();
   const kv::TierStore& ks = cache.k_store(il);
   const kv::TierStore& vs = cache.v_store(il);
-  const std::vector<QueryTile> tiles = query_tiles(b, ks, vs, group);
+  const std::vector<QueryTile> tiles = query_tiles(b, group);
   int max_heads = 0;  // heads of the largest tile
   for (const QueryTile& t : tiles) max_heads = std::max(max_heads, t.n * group);
 
@@ -179,7 +163,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
     std::vector<float> tile_q((size_t)max_heads * d), sc;
     std::vector<int> keys;
     std::vector<Partial> st((size_t)max_heads);
-    Q2IntQuery q2_int;
+    std::vector<Q2IntQuery> q2_int((size_t)(max_heads + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads);
     std::vector<float> own(n_chunks > 1 ? 0 : part_floats);
     auto process = [&](size_t item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
@@ -205,8 +189,11 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           std::copy_n(tq + (size_t)i * q_width, (size_t)group * d, tile_q.data() + (size_t)i * group * d);
         tq = tile_q.data();
       }
-      q2_int.forget();
-      const GroupQuery gq{tq, heads, d, &q2_int};
+      for (Q2IntQuery& iq : q2_int) iq.forget();
+      // A prompt's tiles take the integer q2_0 kernels 4 heads at a time; a
+      // decode token with more than 4 heads a group keeps the float ones.
+      const bool int_chunks = tile.n > 1;
+      const GroupQuery gq{tq, heads, d, q2_int.data(), int_chunks ? (int)q2_int.size() : 1};
 
       SegmentCursor kc, vc;
       kc.n = ks.segments(seq, g, n_cached, kc.seg);
@@ -235,7 +222,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         }
         prefetch_segment_rows(ksg, p1, std::min(std::min(c1, ksg.end) - p1, bs));
         accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, p.data(),
-                        (size_t)bs, heads, base + 2 * heads, tmp.data());
+                        (size_t)bs, heads, base + 2 * heads, tmp.data(), int_chunks);
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

@@ -130,10 +130,18 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
     const detail::IntRowKernels& integer = simd().integer;
-    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, gq.n_heads)) {
-      Q2IntQuery& iq = *gq.q2_int;
-      if (iq.g != b.g || iq.scale != scale) prepare_q2_int(gq, b.g, scale, iq);
-      integer.score_q2(b, {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()}, gq.n_heads, scores, stride);
+    constexpr int kInt = kQ2IntQueryHeads;
+    const int int_chunks = (gq.n_heads + kInt - 1) / kInt;
+    if (q2 && gq.q2_int && int_chunks <= gq.n_q2_int && integer.takes_q2(d, b.g, std::min(gq.n_heads, kInt))) {
+      detail::RowBlock bc = b;
+      for (int c = 0; c < int_chunks; ++c) {
+        const GroupQuery part{gq.q + (size_t)c * kInt * d, std::min(kInt, gq.n_heads - c * kInt), d, nullptr};
+        Q2IntQuery& iq = gq.q2_int[c];
+        if (iq.g != b.g || iq.scale != scale) prepare_q2_int(part, b.g, scale, iq);
+        integer.score_q2(bc, {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()}, part.n_heads,
+                         scores + (size_t)c * kInt * stride, stride);
+        bc.streamed = false;  // the first chunk brought the rows into cache
+      }
       return;
     }
     score_tiles(*set, q2 ? set->score_q2 : set->score_f16, b, gq, scale, scores, stride);
@@ -148,13 +156,13 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 }
 
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                     const float* p, size_t stride, int n_heads, float* acc, float* tmp) {
+                     const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks) {
   const int d = codec.dim();
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
-    if (q2 && integer.accumulates_q2(d, b.g, n_heads)) {
+    if (q2 && integer.accumulates_q2(d, b.g, int_chunks ? std::min(n_heads, kQ2IntQueryHeads) : n_heads)) {
       accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads, b, p, stride, n_heads, acc);
       return;
     }

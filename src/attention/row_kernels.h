@@ -16,6 +16,7 @@ namespace oscar::attention {
 // use integer dot products (where the CPU has them). score_rows fills it on
 // the first q2_0 block it scores and reuses it for the query's later blocks;
 // the owner calls forget() whenever the query changes.
+constexpr int kQ2IntQueryHeads = 4;  // query heads one Q2IntQuery holds: one integer kernel call
 struct Q2IntQuery {
   int g = 0;  // q2 group size it was made for; 0: not made
   float scale = 0.0f;
@@ -28,16 +29,21 @@ struct GroupQuery {
   const float* q = nullptr;  // (n_heads, d), post-rotation
   int n_heads = 0;
   int d = 0;
-  Q2IntQuery* q2_int = nullptr;  // null: float kernels only
+  // n_q2_int queries, one per kQ2IntQueryHeads heads: the integer q2_0
+  // kernels run when the heads fit them, that many at a time. Null: float only.
+  Q2IntQuery* q2_int = nullptr;
+  int n_q2_int = 1;
 };
 
 // scores[h * stride + j] = scale * q_h . k_j for j < n_rows.
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                 const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp);
 
-// acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows.
+// acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows. More than 4
+// heads go to the integer q2_0 kernels (4 at a time) only when int_chunks is
+// set; otherwise to the float ones.
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                     const float* p, size_t stride, int n_heads, float* acc, float* tmp);
+                     const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks = false);
 
 // The same for rows of f32 values `row_stride` floats apart (the batch's own
 // keys and values, not yet stored in the cache).

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attention/row_kernels.h"
 #include "core/prefetch.h"
 
 namespace oscar::attention::detail {
@@ -71,7 +72,7 @@ struct RowKernels {
 // kQ2IntDigits signed bytes per value, most significant first:
 // q_i = step * sum_t D_t[i] 256^(T-1-t) up to rounding (Q2IntQuery).
 constexpr int kQ2IntDigits = 3;
-constexpr int kQ2IntMaxHeads = 4;  // query heads the integer kernels take
+constexpr int kQ2IntMaxHeads = kQ2IntQueryHeads;  // query heads the integer kernels take
 // Digits are stored in the order the kernel reads them. Code byte b of a
 // group holds, in its 2-bit field k, the code of value k*(g/4) + b; the
 // kernel takes four bytes (a word) at a time. For each group gi, word m and
