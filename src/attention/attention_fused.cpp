@@ -192,8 +192,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       for (Q2IntQuery& iq : q2_int) iq.forget();
       // A prompt's tiles take the integer q2_0 kernels 4 heads at a time; a
       // decode token with more than 4 heads a group keeps the float ones.
-      const bool int_chunks = tile.n > 1;
-      const GroupQuery gq{tq, heads, d, q2_int.data(), int_chunks ? (int)q2_int.size() : 1};
+      const GroupQuery gq{tq, heads, d, q2_int.data(), tile.n > 1};
 
       SegmentCursor kc, vc;
       kc.n = ks.segments(seq, g, n_cached, kc.seg);
@@ -222,7 +221,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         }
         prefetch_segment_rows(ksg, p1, std::min(std::min(c1, ksg.end) - p1, bs));
         accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, p.data(),
-                        (size_t)bs, heads, base + 2 * heads, tmp.data(), int_chunks);
+                        (size_t)bs, heads, base + 2 * heads, tmp.data(), gq.int_chunks);
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

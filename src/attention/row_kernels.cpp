@@ -92,6 +92,12 @@ void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
   out.scale = scale;
 }
 
+// The heads one integer q2_0 kernel call would take: all of them, or with
+// int_chunks (GroupQuery) at most kQ2IntQueryHeads, the rest in more calls.
+int int_call_heads(int n_heads, bool int_chunks) {
+  return int_chunks ? std::min(n_heads, kQ2IntQueryHeads) : n_heads;
+}
+
 // Cached rows stored back to back: a stream worth prefetching (RowBlock).
 bool streamed(const kv::RowCodec& codec, size_t row_stride) { return row_stride == codec.row_bytes(); }
 
@@ -131,10 +137,9 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
     const detail::IntRowKernels& integer = simd().integer;
     constexpr int kInt = kQ2IntQueryHeads;
-    const int int_chunks = (gq.n_heads + kInt - 1) / kInt;
-    if (q2 && gq.q2_int && int_chunks <= gq.n_q2_int && integer.takes_q2(d, b.g, std::min(gq.n_heads, kInt))) {
+    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks))) {
       detail::RowBlock bc = b;
-      for (int c = 0; c < int_chunks; ++c) {
+      for (int c = 0; c * kInt < gq.n_heads; ++c) {
         const GroupQuery part{gq.q + (size_t)c * kInt * d, std::min(kInt, gq.n_heads - c * kInt), d, nullptr};
         Q2IntQuery& iq = gq.q2_int[c];
         if (iq.g != b.g || iq.scale != scale) prepare_q2_int(part, b.g, scale, iq);
@@ -162,7 +167,7 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
-    if (q2 && integer.accumulates_q2(d, b.g, int_chunks ? std::min(n_heads, kQ2IntQueryHeads) : n_heads)) {
+    if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks))) {
       accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads, b, p, stride, n_heads, acc);
       return;
     }

@@ -29,19 +29,20 @@ struct GroupQuery {
   const float* q = nullptr;  // (n_heads, d), post-rotation
   int n_heads = 0;
   int d = 0;
-  // n_q2_int queries, one per kQ2IntQueryHeads heads: the integer q2_0
-  // kernels run when the heads fit them, that many at a time. Null: float only.
+  // One query per kQ2IntQueryHeads heads (ceil of n_heads over it). Null:
+  // float kernels only.
   Q2IntQuery* q2_int = nullptr;
-  int n_q2_int = 1;
+  // More heads than one integer kernel call takes go to the integer q2_0
+  // kernels, that many at a time, only when set; otherwise to the float ones.
+  bool int_chunks = false;
 };
 
 // scores[h * stride + j] = scale * q_h . k_j for j < n_rows.
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                 const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp);
 
-// acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows. More than 4
-// heads go to the integer q2_0 kernels (4 at a time) only when int_chunks is
-// set; otherwise to the float ones.
+// acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows. int_chunks as
+// in GroupQuery.
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks = false);
 
