@@ -30,6 +30,7 @@
 
 #include "attention/attention.h"
 #include "attention/row_kernels.h"
+#include "attention/tile_kernels.h"
 #include "core/huge_pages.h"
 #include "kernels/roofline.h"
 #include "kv/kv_cache.h"
@@ -155,6 +156,52 @@ void decode_attention(benchmark::State& state, Shape s, kv::CacheType t, bool co
   state.counters["step_ms_roofline"] = bytes * 1e-6 / e.roof.read_gbps;  // all threads
 }
 
+// A prompt's attention at depth: `tokens` batch tokens (one sequence) over
+// `depth` cached positions of one layer, on one thread. The prompt-tile
+// kernels and the per-row kernels alternate within each iteration, so both
+// see the same machine: "tiles_ms" and "rows_ms" are the best of each, and
+// "rows_over_tiles" their ratio.
+void BM_PromptAttention(benchmark::State& state, Shape s, kv::CacheType t) {
+  Env& e = env();
+  const int depth = (int)state.range(0), tokens = 64;
+  const model::ModelConfig cfg = config_of(s);
+  kv::KvCache cache(cfg, cache_config(t, depth + tokens), e.table);
+  const int kvw = s.kv_heads * s.head_dim, qw = s.heads * s.head_dim;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> k((size_t)tokens * kvw), v((size_t)tokens * kvw), q((size_t)tokens * qw),
+      out((size_t)tokens * qw);
+  for (auto& x : k) x = nd(rng);
+  for (auto& x : v) x = nd(rng);
+  for (auto& x : q) x = nd(rng) * 0.3f;
+  for (int pos = 0; pos < depth; ++pos) cache.store(0, 0, pos, &k[(size_t)(pos % tokens) * kvw], &v[(size_t)(pos % tokens) * kvw]);
+  cache.commit(0, depth);
+  std::vector<int32_t> seq((size_t)tokens, 0), pos((size_t)tokens);
+  std::vector<int> n_cached((size_t)tokens, depth);
+  for (int i = 0; i < tokens; ++i) pos[(size_t)i] = depth + i;
+  const attention::BatchView b{tokens, seq.data(), pos.data(), q.data(), k.data(), v.data(), n_cached.data()};
+  using Clock = std::chrono::steady_clock;
+  double best[2] = {INFINITY, INFINITY};
+  for (auto _ : state)
+    for (int tiles = 1; tiles >= 0; --tiles) {
+      const auto t0 = Clock::now();
+      attention::attend_fused(cfg.layers[0], 0, cache, b, out.data(), e.pool1, {tiles == 1});
+      benchmark::DoNotOptimize(out.data());
+      best[tiles] = std::min(best[tiles], std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+  state.counters["tiles_ms"] = best[1];
+  state.counters["rows_ms"] = best[0];
+  state.counters["rows_over_tiles"] = best[0] / best[1];
+}
+BENCHMARK_CAPTURE(BM_PromptAttention, qwen3_0_6b_f16, Shape{1, 16, 8, 128}, kv::CacheType::F16)
+    ->ArgName("depth")->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PromptAttention, qwen3_0_6b_q2_0, Shape{1, 16, 8, 128}, kv::CacheType::Q2_0)
+    ->ArgName("depth")->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PromptAttention, qwen3_4b_f16, Shape{1, 32, 8, 128}, kv::CacheType::F16)
+    ->ArgName("depth")->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PromptAttention, gemma4_31b_global_f16, Shape{1, 32, 4, 512}, kv::CacheType::F16)
+    ->ArgName("depth")->Arg(4096)->Unit(benchmark::kMillisecond);
+
 struct RowKernelBench {
   static constexpr int kRows = 2048;
   // The block attend_fused uses for these rows: 128 for q2_0's small rows
@@ -220,6 +267,33 @@ BENCHMARK_CAPTURE(BM_Scores, q2_0_float_query, kv::CacheType::Q2_0, false)->Appl
 BENCHMARK_CAPTURE(BM_Scores, q2_0_integer_query, kv::CacheType::Q2_0, true)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, f16, kv::CacheType::F16)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, q2_0, kv::CacheType::Q2_0)->Apply(row_shapes);
+
+// The prompt-tile product (tile_kernels.h) on L1-resident operands: a block
+// of `rows` keys of d values against 16 * nv heads (scores, m = rows, kk = d)
+// and the value sums (m = d, kk = rows). "fma_share" is its FMA rate as a
+// share of the probe's (fma_gflops of the roofline, all threads; this runs
+// on one).
+void BM_TileGemm(benchmark::State& state, bool values) {
+  const attention::detail::TileKernels* k = attention::detail::simd_tile_kernels();
+  if (!k) return state.SkipWithError("no SIMD tile kernels on this CPU");
+  const int rows = (int)state.range(0), d = (int)state.range(1), nv = (int)state.range(2), lanes = 16 * nv;
+  std::vector<float> x((size_t)rows * d, 0.5f), b((size_t)std::max(rows, d) * lanes, 0.25f),
+      c((size_t)std::max(rows, d) * lanes, 0.0f);
+  for (auto _ : state) {
+    if (values) k->gemm(x.data(), 1, (size_t)d, d, rows, b.data(), (size_t)lanes, nv, c.data(), (size_t)lanes, true);
+    else k->gemm(x.data(), (size_t)d, 1, rows, d, b.data(), (size_t)lanes, nv, c.data(), (size_t)lanes, false);
+    benchmark::DoNotOptimize(c.data());
+  }
+  const double flops = 2.0 * rows * d * lanes;
+  state.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["fma_share"] = benchmark::Counter(
+      flops * 1e-9 * env().pool.size() / env().roof.fma_gflops, benchmark::Counter::kIsIterationInvariantRate);
+}
+void tile_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"rows", "d", "nv"})->Args({32, 128, 2})->Args({32, 128, 1})->Args({8, 512, 2});
+}
+BENCHMARK_CAPTURE(BM_TileGemm, scores, false)->Apply(tile_shapes);
+BENCHMARK_CAPTURE(BM_TileGemm, values, true)->Apply(tile_shapes);
 
 // One q2_0 row encoded (what every row leaving the recent tier costs, K and
 // V, on the thread that stores the batch), by the scalar reference and by

@@ -44,7 +44,14 @@ void attend_reference(const model::LayerConfig& layer, int layer_index, const kv
 // online softmax, one pass per KV head and token (or tile of a prompt's
 // consecutive tokens) shared by all their query heads, and long contexts
 // split across threads and merged (flash-decoding).
+//
+// prompt_tiles: tiles of several tokens take the heads-in-lanes kernels
+// (prompt_tile.h) where the CPU has them; off, the per-row kernels serve
+// them too (kept to compare the two in tests and benchmarks).
+struct FusedOptions {
+  bool prompt_tiles = true;
+};
 void attend_fused(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
-                  const BatchView& batch, float* out, ThreadPool& pool);
+                  const BatchView& batch, float* out, ThreadPool& pool, const FusedOptions& options = {});
 
 }  // namespace oscar::attention

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/prompt_tile.h"
 #include "attention/row_kernels.h"
 #include "core/error.h"
 #include "core/prefetch.h"
@@ -75,9 +76,11 @@ struct SegmentCursor {
 // rounds: qwen3_4b at 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms;
 // qwen3_0_6b q2_0 at 4096 (mostly f16 tiers) 9.09 -> 8.31 ms
 // (bench/RESULTS.md, session 20).
-void prefetch_segment_rows(const kv::Segment& s, int pos, int n) {
+void prefetch_segment_rows(const kv::Segment& s, int pos, int n, bool keep_in_l2 = false) {
   if (n <= 0 || s.stride != s.codec->row_bytes()) return;
-  prefetch_lines(s.rows + (size_t)(pos - s.begin) * s.stride, (size_t)n * s.stride);
+  const uint8_t* p = s.rows + (size_t)(pos - s.begin) * s.stride;
+  if (keep_in_l2) prefetch_lines_l2(p, (size_t)n * s.stride);
+  else prefetch_lines(p, (size_t)n * s.stride);
 }
 
 // Consecutive tokens of one sequence (a prompt's) that share every row they
@@ -118,10 +121,31 @@ void softmax_visible(Partial* st, int heads, const float* scores, float* p, size
   }
 }
 
+// The batch rows token t0's tile reads (its sequence's, up to the tile's
+// last position, from the cache's end and the window on), in batch order.
+void batch_keys(const model::LayerConfig& layer, const BatchView& b, int t0, int last_pos, std::vector<int>& keys) {
+  const int seq = b.seq[t0], from = std::max(b.n_cached[t0], window_start(layer, b.pos[t0]));
+  keys.clear();
+  for (int j = 0; j < b.n_tokens; ++j)
+    if (b.seq[j] == seq && b.pos[j] <= last_pos && b.pos[j] >= from) keys.push_back(j);
+}
+
+// Cursors over the K and V segments of (seq, KV head g) below n_cached. A
+// ring that no longer holds c0 would send a cursor past its segments: refuse
+// rather than read out of bounds.
+void open_cursors(const kv::TierStore& ks, const kv::TierStore& vs, int il, int seq, int g, int n_cached, int c0,
+                  int c1, SegmentCursor& kc, SegmentCursor& vc) {
+  kc.n = ks.segments(seq, g, n_cached, kc.seg);
+  vc.n = vs.segments(seq, g, n_cached, vc.seg);
+  if (c0 < c1 && (kc.n == 0 || vc.n == 0 || kc.seg[0].begin > c0 || vc.seg[0].begin > c0))
+    throw Error("attention: layer " + std::to_string(il) + " no longer holds position " + std::to_string(c0) +
+                " of sequence " + std::to_string(seq));
+}
+
 }  // namespace
 
 void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& cache, const BatchView& b,
-                  float* out, ThreadPool& pool) {
+                  float* out, ThreadPool& pool, const FusedOptions& options) {
   const int d = layer.head_dim, n_kv = layer.n_head_kv, group = layer.n_head / n_kv;
   const int q_width = layer.n_head * d, kv_width = n_kv * d;
   const float scale = layer.kq_scale();
@@ -130,6 +154,12 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   const std::vector<QueryTile> tiles = query_tiles(b, group);
   int max_heads = 0;  // heads of the largest tile
   for (const QueryTile& t : tiles) max_heads = std::max(max_heads, t.n * group);
+
+  // q2_0 rows keep their integer kernels (scores from the codes): through a
+  // prompt tile, decoded to f32 first, they ran no faster (1.00-1.03x,
+  // BM_PromptAttention).
+  const bool tiles_take_rows =
+      ks.main_codec().type() != kv::CacheType::Q2_0 && vs.main_codec().type() != kv::CacheType::Q2_0;
 
   // Split long cached contexts so every thread has work even when there are
   // fewer (tile, KV head) pairs than threads (decode): flash-decoding.
@@ -161,8 +191,10 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   pool.run([&](int, int) {
     std::vector<float> tmp((size_t)d), scores((size_t)max_heads * kMaxBlock), p((size_t)max_heads * kMaxBlock);
     std::vector<float> tile_q((size_t)max_heads * d), sc;
-    std::vector<int> keys;
+    std::vector<int> keys, key_pos;
     std::vector<Partial> st((size_t)max_heads);
+    detail::PromptTile prompt(detail::simd_tile_kernels() ? *detail::simd_tile_kernels()
+                                                          : detail::reference_tile_kernels());
     std::vector<Q2IntQuery> q2_int((size_t)(max_heads + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads);
     std::vector<float> own(n_chunks > 1 ? 0 : part_floats);
     auto process = [&](size_t item) {
@@ -189,20 +221,56 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           std::copy_n(tq + (size_t)i * q_width, (size_t)group * d, tile_q.data() + (size_t)i * group * d);
         tq = tile_q.data();
       }
+      // Prompt tiles take the heads-in-lanes kernels where the CPU has them.
+      const bool tile_path = options.prompt_tiles && tile.n > 1 && tiles_take_rows &&
+                             detail::PromptTile::available(heads, d);
       for (Q2IntQuery& iq : q2_int) iq.forget();
       // A prompt's tiles take the integer q2_0 kernels 4 heads at a time; a
       // decode token with more than 4 heads a group keeps the float ones.
       const GroupQuery gq{tq, heads, d, q2_int.data(), tile.n > 1};
 
       SegmentCursor kc, vc;
-      kc.n = ks.segments(seq, g, n_cached, kc.seg);
-      vc.n = vs.segments(seq, g, n_cached, vc.seg);
-      // A ring that no longer holds c0 would send the cursor past its
-      // segments: refuse rather than read out of bounds.
-      if (c0 < c1 && (kc.n == 0 || vc.n == 0 || kc.seg[0].begin > c0 || vc.seg[0].begin > c0))
-        throw Error("attention: layer " + std::to_string(il) + " no longer holds position " + std::to_string(c0) +
-                    " of sequence " + std::to_string(seq));
-      for (int p0 = c0; p0 < c1;) {
+      open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
+      if (tile_path) {
+        static_assert(kQueryTileHeads <= detail::kTileVectorLanes * detail::kTileMaxVectors);
+        int lo[kQueryTileHeads], hi[kQueryTileHeads];
+        for (int hh = 0; hh < heads; ++hh) {
+          const int pos = b.pos[t0 + hh / group];
+          lo[hh] = window_start(layer, pos);
+          hi[hh] = pos;
+        }
+        prompt.begin(tq, heads, d, scale, lo, hi);
+        for (int p0 = c0; p0 < c1;) {
+          const kv::Segment& ksg = kc.at(p0);
+          const kv::Segment& vsg = vc.at(p0);
+          const int p1 = std::min({c1, p0 + prompt.block_rows(), ksg.end, vsg.end});
+          // The rows of the block after next. BM_PromptAttention against the
+          // per-row kernels: 1.18x with the next block, 1.14-1.32x with this
+          // one, 1.09-1.12x three blocks further on.
+          const int ahead = std::min(prompt.block_rows(), c1 - p1);
+          prefetch_segment_rows(ksg, p1 + ahead, std::min(ahead, ksg.end - p1 - ahead), true);
+          prefetch_segment_rows(vsg, p1 + ahead, std::min(ahead, vsg.end - p1 - ahead), true);
+          prompt.add_stored(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, *vsg.codec,
+                          vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, p1 - p0, p0);
+          p0 = p1;
+        }
+        if (c == n_chunks - 1) {
+          batch_keys(layer, b, t0, last_pos, keys);
+          for (size_t k0 = 0; k0 < keys.size();) {
+            size_t k1 = k0 + 1;  // a block of consecutive batch rows
+            while (k1 < keys.size() && k1 - k0 < (size_t)prompt.block_rows() && keys[k1] == keys[k1 - 1] + 1) ++k1;
+            key_pos.clear();
+            for (size_t k = k0; k < k1; ++k) key_pos.push_back(b.pos[keys[k]]);
+            const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
+            prompt.add_f32(b.k + off, b.v + off, (size_t)kv_width, (int)(k1 - k0), key_pos.data());
+            k0 = k1;
+          }
+        }
+        float m[kQueryTileHeads], l[kQueryTileHeads];
+        prompt.finish(m, l, base + 2 * heads);
+        for (int h = 0; h < heads; ++h) st[(size_t)h].m = m[h], st[(size_t)h].l = l[h];
+      }
+      for (int p0 = c0; p0 < c1 && !tile_path;) {
         // A block never crosses a K or V segment boundary.
         const kv::Segment& ksg = kc.at(p0);
         const kv::Segment& vsg = vc.at(p0);
@@ -226,11 +294,8 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       }
       // The batch's own keys (full precision) go with the last chunk, in
       // blocks like the cached ones.
-      if (c == n_chunks - 1) {
-        const int lo = window_start(layer, b.pos[t0]);
-        keys.clear();
-        for (int j = 0; j < b.n_tokens; ++j)
-          if (b.seq[j] == seq && b.pos[j] <= last_pos && b.pos[j] >= std::max(n_cached, lo)) keys.push_back(j);
+      if (c == n_chunks - 1 && !tile_path) {
+        batch_keys(layer, b, t0, last_pos, keys);
         for (size_t k0 = 0; k0 < keys.size();) {
           // A block of consecutive batch rows (one sequence's tokens are).
           size_t k1 = k0 + 1;

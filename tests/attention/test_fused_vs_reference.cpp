@@ -149,10 +149,10 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b, in
   return worst;
 }
 
-std::vector<float> run(bool fused, const Fixture& f, const Batch& b, int threads) {
+std::vector<float> run(bool fused, const Fixture& f, const Batch& b, int threads, FusedOptions options = {}) {
   std::vector<float> out(b.seq.size() * (size_t)f.n_head * f.d, NAN);
   const BatchView v = b.view();
-  if (fused) attend_fused(f.m.layers[1], 1, *f.cache, v, out.data(), pool(threads));
+  if (fused) attend_fused(f.m.layers[1], 1, *f.cache, v, out.data(), pool(threads), options);
   else attend_reference(f.m.layers[1], 1, *f.cache, v, out.data(), pool(threads));
   return out;
 }
@@ -286,16 +286,18 @@ TEST(FusedVsReferenceQ2, GroupsAndNoTiers) {
 }
 
 // Prompt batches: consecutive tokens of one sequence share an item's rows
-// (query tiles of up to 8 tokens, 4 heads with q2_0 rows). Long prompts,
-// tiles cut short by the batch's end and by the other sequence, a batch
-// whose positions do not ascend (a tile's keys seen in pieces), and a
+// (query tiles of up to 32 heads), through the prompt-tile kernels (heads in
+// lanes, where the CPU has them; f16 and q8_0 rows here) and through the
+// per-row kernels (q2_0 rows, and every type with prompt tiles off). Long
+// prompts, tiles cut short by the batch's end and by the other sequence, a
+// batch whose positions do not ascend (a tile's keys seen in pieces), and a
 // sliding-window layer, where each token of a tile sees other rows.
 TEST(FusedVsReferenceTiles, PromptBatches) {
   for (auto [tk, tv] : {std::pair{CacheType::F16, CacheType::F16}, {CacheType::Q2_0, CacheType::Q2_0},
-                        {CacheType::F32, CacheType::Q2_0}})
+                        {CacheType::F32, CacheType::Q2_0}, {CacheType::Q8_0, CacheType::F16}})
     for (int gqa : {1, 4})
       for (int window : {0, 7}) {
-        Fixture f(tk, tv, 128, gqa, 400);
+        Fixture f(tk, tv, gqa == 1 ? 64 : 128, gqa, 400);
         f.m.layers[1].sliding_window = window;
         for (int n : {0, 30, 150}) {
           f.grow(0, n);
@@ -311,9 +313,10 @@ TEST(FusedVsReferenceTiles, PromptBatches) {
             const Batch b = make_batch(f, batches[bi]);
             const auto ref = run(false, f, b, 2);
             for (int threads : {1, 4})
-              ASSERT_LE(max_rel_diff(run(true, f, b, threads), ref, 128), 1e-4)
-                  << kv::cache_type_name(tk) << "/" << kv::cache_type_name(tv) << " gqa " << gqa << " window "
-                  << window << " cached " << n << " batch " << bi << " threads " << threads;
+              for (bool tiles : {true, false})
+                ASSERT_LE(max_rel_diff(run(true, f, b, threads, {tiles}), ref, f.d), 1e-4)
+                    << kv::cache_type_name(tk) << "/" << kv::cache_type_name(tv) << " gqa " << gqa << " window "
+                    << window << " cached " << n << " batch " << bi << " threads " << threads << " tiles " << tiles;
           }
         }
       }

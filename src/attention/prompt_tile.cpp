@@ -1,0 +1,94 @@
+#include "attention/prompt_tile.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace oscar::attention::detail {
+
+namespace {
+// A block's f32 keys (or values): 16 KiB, 32 rows of d128, beside the
+// transposed query (the same size at 32 heads) within the 48 KiB L1.
+constexpr size_t kBlockBytes = 16384;
+}  // namespace
+
+// Head dims up to 128: the transposed query and the accumulators (d x 32
+// lanes each) then fit the L1 beside a block. At Gemma-4's global d512 they
+// are 64 KiB each and the tile ran at 0.55x the per-row kernels
+// (BM_PromptAttention, bench/RESULTS.md, session 21).
+constexpr int kMaxTileDim = 128;
+
+bool PromptTile::available(int heads, int d) {
+  return simd_tile_kernels() != nullptr && heads > 1 && heads <= kTileVectorLanes * kTileMaxVectors && d > 0 &&
+         d <= kMaxTileDim;
+}
+
+void PromptTile::begin(const float* q, int heads, int d, float scale, const int* lo, const int* hi) {
+  heads_ = heads;
+  d_ = d;
+  nv_ = (heads + kTileVectorLanes - 1) / kTileVectorLanes;
+  lanes_ = kTileVectorLanes * nv_;
+  block_rows_ = (int)std::clamp(kBlockBytes / (sizeof(float) * (size_t)d), (size_t)8, (size_t)64);
+  qt_.assign((size_t)d * lanes_, 0.0f);
+  for (int h = 0; h < heads; ++h)
+    for (int i = 0; i < d; ++i) qt_[(size_t)i * lanes_ + h] = scale * q[(size_t)h * d + i];
+  lo_.assign((size_t)lanes_, INT_MIN);
+  hi_.assign((size_t)lanes_, INT_MAX);
+  lo_max_ = INT_MIN;
+  hi_min_ = INT_MAX;
+  for (int h = 0; h < heads; ++h) {
+    lo_[(size_t)h] = lo[h];
+    hi_[(size_t)h] = hi[h];
+    lo_max_ = std::max(lo_max_, lo[h]);
+    hi_min_ = std::min(hi_min_, hi[h]);
+  }
+  kf_.resize((size_t)block_rows_ * d);
+  s_.resize((size_t)block_rows_ * lanes_);
+  acc_.assign((size_t)d * lanes_, 0.0f);
+  m_.assign((size_t)lanes_, -INFINITY);
+  l_.assign((size_t)lanes_, 0.0f);
+}
+
+void PromptTile::add_stored(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, const kv::RowCodec& vc,
+                            const uint8_t* v, size_t v_stride, int n, int first) {
+  for (int j = 0; j < n; ++j) kc.decode(k + (size_t)j * k_stride, &kf_[(size_t)j * d_]);
+  scores(kf_.data(), (size_t)d_, n, nullptr, first);
+  for (int j = 0; j < n; ++j) vc.decode(v + (size_t)j * v_stride, &kf_[(size_t)j * d_]);
+  values(kf_.data(), (size_t)d_, n);
+}
+
+void PromptTile::add_f32(const float* k, const float* v, size_t stride, int n, const int* pos) {
+  scores(k, stride, n, pos, 0);
+  values(v, stride, n);
+}
+
+void PromptTile::scores(const float* keys, size_t ks, int n, const int* pos, int first) {
+  const size_t L = (size_t)lanes_;
+  k_.gemm(keys, ks, 1, n, d_, qt_.data(), L, nv_, s_.data(), L, false);
+  auto at = [&](int j) { return pos ? pos[j] : first + j; };
+  int p_min = INT_MAX, p_max = INT_MIN;
+  for (int j = 0; j < n; ++j) p_min = std::min(p_min, at(j)), p_max = std::max(p_max, at(j));
+  if (p_min < lo_max_ || p_max > hi_min_)  // some head does not see some row
+    for (int j = 0; j < n; ++j) {
+      const int p = at(j);
+      float* sj = &s_[(size_t)j * L];
+      for (int h = 0; h < heads_; ++h)
+        if (p < lo_[(size_t)h] || p > hi_[(size_t)h]) sj[h] = -INFINITY;
+    }
+  k_.softmax(s_.data(), n, nv_, m_.data(), l_.data(), acc_.data(), d_);
+}
+
+void PromptTile::values(const float* rows, size_t stride, int n) {
+  const size_t L = (size_t)lanes_;
+  k_.gemm(rows, 1, stride, d_, n, s_.data(), L, nv_, acc_.data(), L, true);
+}
+
+void PromptTile::finish(float* m, float* l, float* acc) const {
+  for (int h = 0; h < heads_; ++h) {
+    m[h] = m_[(size_t)h];
+    l[h] = l_[(size_t)h];
+    for (int i = 0; i < d_; ++i) acc[(size_t)h * d_ + i] = acc_[(size_t)i * lanes_ + h];
+  }
+}
+
+}  // namespace oscar::attention::detail
