@@ -244,14 +244,15 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           const kv::Segment& ksg = kc.at(p0);
           const kv::Segment& vsg = vc.at(p0);
           const int p1 = std::min({c1, p0 + prompt.block_rows(), ksg.end, vsg.end});
-          // The rows of the block after next. BM_PromptAttention against the
-          // per-row kernels: 1.18x with the next block, 1.14-1.32x with this
-          // one, 1.09-1.12x three blocks further on.
-          const int ahead = std::min(prompt.block_rows(), c1 - p1);
+          // The keys and values of the block after next, each asked for
+          // before this block's use of the same stream. qwen3-0.6b pp512 at
+          // depth 8192: 97-108 t/s without, 110-114 with the next block, the
+          // one after or the fourth (bench/RESULTS.md, session 21).
+          const int ahead = std::min(prompt.block_rows(), c1 - p1), n = p1 - p0;
           prefetch_segment_rows(ksg, p1 + ahead, std::min(ahead, ksg.end - p1 - ahead), true);
+          prompt.add_stored_keys(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, p0);
           prefetch_segment_rows(vsg, p1 + ahead, std::min(ahead, vsg.end - p1 - ahead), true);
-          prompt.add_stored(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, *vsg.codec,
-                          vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, p1 - p0, p0);
+          prompt.add_stored_values(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n);
           p0 = p1;
         }
         if (c == n_chunks - 1) {

@@ -49,10 +49,12 @@ void PromptTile::begin(const float* q, int heads, int d, float scale, const int*
   l_.assign((size_t)lanes_, 0.0f);
 }
 
-void PromptTile::add_stored(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, const kv::RowCodec& vc,
-                            const uint8_t* v, size_t v_stride, int n, int first) {
+void PromptTile::add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first) {
   for (int j = 0; j < n; ++j) kc.decode(k + (size_t)j * k_stride, &kf_[(size_t)j * d_]);
   scores(kf_.data(), (size_t)d_, n, nullptr, first);
+}
+
+void PromptTile::add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n) {
   for (int j = 0; j < n; ++j) vc.decode(v + (size_t)j * v_stride, &kf_[(size_t)j * d_]);
   values(kf_.data(), (size_t)d_, n);
 }

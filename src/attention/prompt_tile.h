@@ -29,12 +29,13 @@ class PromptTile {
   // Starts a tile of `heads` query heads (q: (heads, d), back to back);
   // head h sees positions lo[h] .. hi[h]. Scores are scale * q . k.
   void begin(const float* q, int heads, int d, float scale, const int* lo, const int* hi);
-  // Rows a block may hold (add_stored, add_f32).
+  // Rows a block may hold (add_stored_keys, add_f32).
   int block_rows() const { return block_rows_; }
-  // n <= block_rows() stored rows at positions first, first + 1, ...: keys
-  // at k, values at v, in their codecs' formats.
-  void add_stored(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, const kv::RowCodec& vc,
-                  const uint8_t* v, size_t v_stride, int n, int first);
+  // A block of n <= block_rows() stored rows at positions first, first + 1,
+  // ...: first its keys (in kc's format, k_stride bytes apart), then its
+  // values, so a caller can ask for later rows in between.
+  void add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first);
+  void add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n);
   // n <= block_rows() f32 rows (the batch's own), `stride` floats apart, at
   // positions pos[0 .. n).
   void add_f32(const float* k, const float* v, size_t stride, int n, const int* pos);
