@@ -280,8 +280,8 @@ void BM_TileGemm(benchmark::State& state, bool values) {
   std::vector<float> x((size_t)rows * d, 0.5f), b((size_t)std::max(rows, d) * lanes, 0.25f),
       c((size_t)std::max(rows, d) * lanes, 0.0f);
   for (auto _ : state) {
-    if (values) k->gemm(x.data(), 1, (size_t)d, d, rows, b.data(), (size_t)lanes, nv, c.data(), (size_t)lanes, true);
-    else k->gemm(x.data(), (size_t)d, 1, rows, d, b.data(), (size_t)lanes, nv, c.data(), (size_t)lanes, false);
+    if (values) k->gemm(x.data(), 1, (size_t)d, d, rows, b.data(), (size_t)lanes, nv, c.data(), (size_t)lanes, true, nullptr, 0);
+    else k->gemm(x.data(), (size_t)d, 1, rows, d, b.data(), (size_t)lanes, nv, c.data(), (size_t)lanes, false, nullptr, 0);
     benchmark::DoNotOptimize(c.data());
   }
   const double flops = 2.0 * rows * d * lanes;

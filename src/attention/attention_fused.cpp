@@ -76,11 +76,16 @@ struct SegmentCursor {
 // rounds: qwen3_4b at 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms;
 // qwen3_0_6b q2_0 at 4096 (mostly f16 tiers) 9.09 -> 8.31 ms
 // (bench/RESULTS.md, session 20).
-void prefetch_segment_rows(const kv::Segment& s, int pos, int n, bool keep_in_l2 = false) {
+void prefetch_segment_rows(const kv::Segment& s, int pos, int n) {
   if (n <= 0 || s.stride != s.codec->row_bytes()) return;
-  const uint8_t* p = s.rows + (size_t)(pos - s.begin) * s.stride;
-  if (keep_in_l2) prefetch_lines_l2(p, (size_t)n * s.stride);
-  else prefetch_lines(p, (size_t)n * s.stride);
+  prefetch_lines(s.rows + (size_t)(pos - s.begin) * s.stride, (size_t)n * s.stride);
+}
+
+// Bytes of rows [pos, pos + n) of a segment whose rows lie back to back,
+// clipped to the segment; 0 where they do not lie back to back.
+size_t segment_bytes(const kv::Segment& s, int pos, int n) {
+  if (s.stride != s.codec->row_bytes()) return 0;
+  return (size_t)std::max(0, std::min(n, s.end - pos)) * s.stride;
 }
 
 // Consecutive tokens of one sequence (a prompt's) that share every row they
@@ -244,15 +249,18 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           const kv::Segment& ksg = kc.at(p0);
           const kv::Segment& vsg = vc.at(p0);
           const int p1 = std::min({c1, p0 + prompt.block_rows(), ksg.end, vsg.end});
-          // The keys and values of the block after next, each asked for
-          // before this block's use of the same stream. qwen3-0.6b pp512 at
-          // depth 8192: 97-108 t/s without, 110-114 with the next block, the
-          // one after or the fourth (bench/RESULTS.md, session 21).
-          const int ahead = std::min(prompt.block_rows(), c1 - p1), n = p1 - p0;
-          prefetch_segment_rows(ksg, p1 + ahead, std::min(ahead, ksg.end - p1 - ahead), true);
-          prompt.add_stored_keys(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, p0);
-          prefetch_segment_rows(vsg, p1 + ahead, std::min(ahead, vsg.end - p1 - ahead), true);
-          prompt.add_stored_values(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n);
+          // The keys and values of the block after next, asked for a few
+          // lines at a time during this block's products. qwen3-0.6b pp512
+          // at depth 8192 against the per-row kernels: 1.09-1.10x with all
+          // of them asked for before each product, 1.14-1.15x spread; none
+          // at all was 5-15% slower (bench/RESULTS.md, session 21).
+          const int n = p1 - p0, far = p1 + std::min(prompt.block_rows(), c1 - p1);
+          const size_t kb = segment_bytes(ksg, far, std::min(prompt.block_rows(), c1 - far));
+          const size_t vb = segment_bytes(vsg, far, std::min(prompt.block_rows(), c1 - far));
+          const uint8_t* k_rows = ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride;
+          const uint8_t* v_rows = vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride;
+          prompt.add_stored_keys(*ksg.codec, k_rows, ksg.stride, n, p0, k_rows + (size_t)(far - p0) * ksg.stride, kb);
+          prompt.add_stored_values(*vsg.codec, v_rows, vsg.stride, n, v_rows + (size_t)(far - p0) * vsg.stride, vb);
           p0 = p1;
         }
         if (c == n_chunks - 1) {

@@ -49,14 +49,16 @@ void PromptTile::begin(const float* q, int heads, int d, float scale, const int*
   l_.assign((size_t)lanes_, 0.0f);
 }
 
-void PromptTile::add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first) {
+void PromptTile::add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first,
+                                 const uint8_t* ahead, size_t ahead_bytes) {
   for (int j = 0; j < n; ++j) kc.decode(k + (size_t)j * k_stride, &kf_[(size_t)j * d_]);
-  scores(kf_.data(), (size_t)d_, n, nullptr, first);
+  scores(kf_.data(), (size_t)d_, n, nullptr, first, ahead, ahead_bytes);
 }
 
-void PromptTile::add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n) {
+void PromptTile::add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n,
+                                   const uint8_t* ahead, size_t ahead_bytes) {
   for (int j = 0; j < n; ++j) vc.decode(v + (size_t)j * v_stride, &kf_[(size_t)j * d_]);
-  values(kf_.data(), (size_t)d_, n);
+  values(kf_.data(), (size_t)d_, n, ahead, ahead_bytes);
 }
 
 void PromptTile::add_f32(const float* k, const float* v, size_t stride, int n, const int* pos) {
@@ -64,9 +66,10 @@ void PromptTile::add_f32(const float* k, const float* v, size_t stride, int n, c
   values(v, stride, n);
 }
 
-void PromptTile::scores(const float* keys, size_t ks, int n, const int* pos, int first) {
+void PromptTile::scores(const float* keys, size_t ks, int n, const int* pos, int first, const uint8_t* ahead,
+                        size_t ahead_bytes) {
   const size_t L = (size_t)lanes_;
-  k_.gemm(keys, ks, 1, n, d_, qt_.data(), L, nv_, s_.data(), L, false);
+  k_.gemm(keys, ks, 1, n, d_, qt_.data(), L, nv_, s_.data(), L, false, ahead, ahead_bytes);
   auto at = [&](int j) { return pos ? pos[j] : first + j; };
   int p_min = INT_MAX, p_max = INT_MIN;
   for (int j = 0; j < n; ++j) p_min = std::min(p_min, at(j)), p_max = std::max(p_max, at(j));
@@ -80,9 +83,9 @@ void PromptTile::scores(const float* keys, size_t ks, int n, const int* pos, int
   k_.softmax(s_.data(), n, nv_, m_.data(), l_.data(), acc_.data(), d_);
 }
 
-void PromptTile::values(const float* rows, size_t stride, int n) {
+void PromptTile::values(const float* rows, size_t stride, int n, const uint8_t* ahead, size_t ahead_bytes) {
   const size_t L = (size_t)lanes_;
-  k_.gemm(rows, 1, stride, d_, n, s_.data(), L, nv_, acc_.data(), L, true);
+  k_.gemm(rows, 1, stride, d_, n, s_.data(), L, nv_, acc_.data(), L, true, ahead, ahead_bytes);
 }
 
 void PromptTile::finish(float* m, float* l, float* acc) const {

@@ -33,9 +33,12 @@ class PromptTile {
   int block_rows() const { return block_rows_; }
   // A block of n <= block_rows() stored rows at positions first, first + 1,
   // ...: first its keys (in kc's format, k_stride bytes apart), then its
-  // values, so a caller can ask for later rows in between.
-  void add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first);
-  void add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n);
+  // values. Each asks, while it computes, for the `ahead` bytes of its
+  // stream that a later block will read (none where ahead_bytes is 0).
+  void add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first,
+                       const uint8_t* ahead, size_t ahead_bytes);
+  void add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n, const uint8_t* ahead,
+                         size_t ahead_bytes);
   // n <= block_rows() f32 rows (the batch's own), `stride` floats apart, at
   // positions pos[0 .. n).
   void add_f32(const float* k, const float* v, size_t stride, int n, const int* pos);
@@ -47,8 +50,9 @@ class PromptTile {
   // A block's scores (f32 keys `ks` floats apart, at positions pos[j], or
   // first + j without pos), masked where a head does not see a row, through
   // the softmax step into weights; then its value sums.
-  void scores(const float* keys, size_t ks, int n, const int* pos, int first);
-  void values(const float* rows, size_t stride, int n);
+  void scores(const float* keys, size_t ks, int n, const int* pos, int first, const uint8_t* ahead = nullptr,
+              size_t ahead_bytes = 0);
+  void values(const float* rows, size_t stride, int n, const uint8_t* ahead = nullptr, size_t ahead_bytes = 0);
 
   const TileKernels& k_;
   int heads_ = 0, d_ = 0, nv_ = 0, lanes_ = 0, block_rows_ = 0;

@@ -12,7 +12,7 @@ const TileKernels& avx512_tile_kernels();
 namespace {
 
 void gemm_reference(const float* a, size_t sa, size_t sk, int m, int kk, const float* b, size_t ldb, int nv, float* c,
-                    size_t ldc, bool accumulate) {
+                    size_t ldc, bool accumulate, const uint8_t*, size_t) {
   const int lanes = kTileVectorLanes * nv;
   for (int r = 0; r < m; ++r)
     for (int l = 0; l < lanes; ++l) {

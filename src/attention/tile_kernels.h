@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace oscar::attention::detail {
 
@@ -21,9 +22,11 @@ constexpr int kTileMaxVectors = 2;
 
 struct TileKernels {
   // c[r * ldc + l] = (accumulate ? c[r * ldc + l] : 0) + sum_{k < kk} A(r, k) * b[k * ldb + l]
-  // for r < m and l < 16 * nv, where A(r, k) = a[r * sa + k * sk].
+  // for r < m and l < 16 * nv, where A(r, k) = a[r * sa + k * sk]. Meanwhile
+  // asks for the ahead_bytes at `ahead` to be brought into L2 (the rows a
+  // later call will read), a few lines between passes.
   void (*gemm)(const float* a, size_t sa, size_t sk, int m, int kk, const float* b, size_t ldb, int nv, float* c,
-               size_t ldc, bool accumulate) = nullptr;
+               size_t ldc, bool accumulate, const uint8_t* ahead, size_t ahead_bytes) = nullptr;
   // The online-softmax step for a block of n score rows s[j * 16 nv + l]
   // (lanes l < 16 nv): per lane, m_new = max(m, the block's scores);
   // s becomes p = exp(s - m_new) (0 where s is -inf); l = l * corr + sum p,

@@ -8,6 +8,10 @@
 #include "attention/row_kernels_vec16.h"
 #include "attention/tile_kernels.h"
 
+#include <algorithm>
+
+#include "core/prefetch.h"
+
 namespace oscar::attention::detail {
 namespace {
 
@@ -58,18 +62,23 @@ void gemm_tail(int left, const float* a, size_t sa, size_t sk, int kk, const flo
 
 template <int NV>
 void gemm_nv(const float* a, size_t sa, size_t sk, int m, int kk, const float* b, size_t ldb, float* c, size_t ldc,
-             bool accumulate) {
+             bool accumulate, const uint8_t* ahead, size_t ahead_bytes) {
   constexpr int R = rows_per_pass<NV>();
+  // The lines to ask for, spread over the passes.
+  const size_t per_pass = (ahead_bytes / (size_t)std::max(1, m / R) + 63) & ~(size_t)63;
   int r = 0;
-  for (; r + R <= m; r += R)
+  for (; r + R <= m; r += R, ahead += per_pass) {
+    if (ahead_bytes > 0) prefetch_lines_l2(ahead, std::min(per_pass, ahead_bytes)), ahead_bytes -= std::min(per_pass, ahead_bytes);
     gemm_rows<NV, R>(a + (size_t)r * sa, sa, sk, kk, b, ldb, c + (size_t)r * ldc, ldc, accumulate);
+  }
+  if (ahead_bytes > 0) prefetch_lines_l2(ahead, ahead_bytes);
   if (r < m) gemm_tail<NV, R>(m - r, a + (size_t)r * sa, sa, sk, kk, b, ldb, c + (size_t)r * ldc, ldc, accumulate);
 }
 
 void gemm(const float* a, size_t sa, size_t sk, int m, int kk, const float* b, size_t ldb, int nv, float* c,
-          size_t ldc, bool accumulate) {
-  if (nv == 1) gemm_nv<1>(a, sa, sk, m, kk, b, ldb, c, ldc, accumulate);
-  else gemm_nv<2>(a, sa, sk, m, kk, b, ldb, c, ldc, accumulate);
+          size_t ldc, bool accumulate, const uint8_t* ahead, size_t ahead_bytes) {
+  if (nv == 1) gemm_nv<1>(a, sa, sk, m, kk, b, ldb, c, ldc, accumulate, ahead, ahead_bytes);
+  else gemm_nv<2>(a, sa, sk, m, kk, b, ldb, c, ldc, accumulate, ahead, ahead_bytes);
 }
 
 void softmax(float* s, int n, int nv, float* m, float* l, float* acc, int d) {

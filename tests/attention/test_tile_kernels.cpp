@@ -53,7 +53,8 @@ TEST(TileKernels, GemmMatchesDoubleForEveryShape) {
             if (simd) sets.push_back(simd);
             for (const TileKernels* k : sets) {
               std::vector<float> c = c0;
-              k->gemm(a.data(), sa, sk, m, kk, b.data(), ldb, nv, c.data(), ldc, acc);
+              k->gemm(a.data(), sa, sk, m, kk, b.data(), ldb, nv, c.data(), ldc, acc,
+                      reinterpret_cast<const uint8_t*>(b.data()), b.size() * sizeof(float));
               for (int r = 0; r < m; ++r)
                 for (size_t l = 0; l < ldc; ++l) {
                   const size_t i = (size_t)r * ldc + l;
