@@ -297,9 +297,9 @@ TEST(FusedVsReferenceTiles, PromptBatches) {
                         {CacheType::F32, CacheType::Q2_0}, {CacheType::Q8_0, CacheType::F16}})
     for (int gqa : {1, 4})
       for (int window : {0, 7}) {
-        Fixture f(tk, tv, gqa == 1 ? 64 : 128, gqa, 400);
+        Fixture f(tk, tv, gqa == 1 ? 64 : 128, gqa, 1000);
         f.m.layers[1].sliding_window = window;
-        for (int n : {0, 30, 150}) {
+        for (int n : {0, 30, 150, 600}) {  // 780 cached: split into chunks across threads
           f.grow(0, n);
           f.grow(1, n / 2);
           std::vector<std::pair<int, int>> prompt;
