@@ -9,7 +9,7 @@ namespace oscar::attention::detail {
 namespace {
 // A block's f32 keys (or values): 16 KiB, 32 rows of d128, beside the
 // transposed query (the same size at 32 heads) within the 48 KiB L1.
-constexpr size_t kBlockBytes = 16384;
+constexpr size_t kBlockBytes = 4096;
 }  // namespace
 
 // Head dims up to 128: the transposed query and the accumulators (d x 32

@@ -1,7 +1,7 @@
 // Attention of one prompt tile (consecutive tokens of a sequence, up to 32
 // query heads of one KV head) over blocks of rows, with the heads in the
 // lanes of vectors (tile_kernels.h). Each block of rows is turned into f32
-// once (a block of at most 16 KiB, which stays in L1) and then serves every
+// once (a block of 8 KiB, which stays in L1) and then serves every
 // head of the tile through two small matrix products. The per-4-head row
 // kernels convert each row again for every call and end each score in a
 // lane sum: at depth a prompt is nearly all attention (88% of pp512 at depth
