@@ -160,12 +160,6 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   int max_heads = 0;  // heads of the largest tile
   for (const QueryTile& t : tiles) max_heads = std::max(max_heads, t.n * group);
 
-  // q2_0 rows keep their integer kernels (scores from the codes): through a
-  // prompt tile, decoded to f32 first, they ran no faster (1.00-1.03x,
-  // BM_PromptAttention).
-  const bool tiles_take_rows =
-      ks.main_codec().type() != kv::CacheType::Q2_0 && vs.main_codec().type() != kv::CacheType::Q2_0;
-
   // Split long cached contexts so every thread has work even when there are
   // fewer (tile, KV head) pairs than threads (decode): flash-decoding.
   const int pairs = (int)tiles.size() * n_kv;
@@ -226,18 +220,21 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           std::copy_n(tq + (size_t)i * q_width, (size_t)group * d, tile_q.data() + (size_t)i * group * d);
         tq = tile_q.data();
       }
-      // Prompt tiles take the heads-in-lanes kernels where the CPU has them.
-      const bool tile_path = options.prompt_tiles && tile.n > 1 && tiles_take_rows &&
-                             detail::PromptTile::available(heads, d);
+      // Prompt tiles take the heads-in-lanes kernels where the CPU has them,
+      // for every block but those of q2_0 rows, which keep their integer
+      // kernels (scores from the codes; decoded to f32 they were no faster).
+      // The online-softmax state moves between the tile's lanes and st where
+      // the kind of block changes (at most at the q2_0 tier's two ends).
+      const bool tiles_here = options.prompt_tiles && tile.n > 1 && detail::PromptTile::available(heads, d);
       for (Q2IntQuery& iq : q2_int) iq.forget();
       // A prompt's tiles take the integer q2_0 kernels 4 heads at a time; a
       // decode token with more than 4 heads a group keeps the float ones.
       const GroupQuery gq{tq, heads, d, q2_int.data(), tile.n > 1};
 
-      SegmentCursor kc, vc;
-      open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
-      if (tile_path) {
-        static_assert(kQueryTileHeads <= detail::kTileVectorLanes * detail::kTileMaxVectors);
+      bool in_tile = false;  // the state is the tile's (else st's)
+      float tile_m[kQueryTileHeads], tile_l[kQueryTileHeads];
+      static_assert(kQueryTileHeads <= detail::kTileVectorLanes * detail::kTileMaxVectors);
+      if (tiles_here) {
         int lo[kQueryTileHeads], hi[kQueryTileHeads];
         for (int hh = 0; hh < heads; ++hh) {
           const int pos = b.pos[t0 + hh / group];
@@ -245,9 +242,29 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           hi[hh] = pos;
         }
         prompt.begin(tq, heads, d, scale, lo, hi);
-        for (int p0 = c0; p0 < c1;) {
-          const kv::Segment& ksg = kc.at(p0);
-          const kv::Segment& vsg = vc.at(p0);
+        in_tile = true;
+      }
+      auto state_to_rows = [&] {
+        if (!in_tile) return;
+        prompt.finish(tile_m, tile_l, base + 2 * heads);
+        for (int h = 0; h < heads; ++h) st[(size_t)h].m = tile_m[h], st[(size_t)h].l = tile_l[h];
+        in_tile = false;
+      };
+      auto state_to_tile = [&] {
+        if (in_tile) return;
+        for (int h = 0; h < heads; ++h) tile_m[h] = st[(size_t)h].m, tile_l[h] = st[(size_t)h].l;
+        prompt.resume(tile_m, tile_l, base + 2 * heads);
+        in_tile = true;
+      };
+
+      SegmentCursor kc, vc;
+      open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
+      for (int p0 = c0; p0 < c1;) {
+        // A block never crosses a K or V segment boundary.
+        const kv::Segment& ksg = kc.at(p0);
+        const kv::Segment& vsg = vc.at(p0);
+        if (tiles_here && ksg.codec->type() != kv::CacheType::Q2_0 && vsg.codec->type() != kv::CacheType::Q2_0) {
+          state_to_tile();
           const int p1 = std::min({c1, p0 + prompt.block_rows(), ksg.end, vsg.end});
           // The keys and values of the block after next, asked for a few
           // lines at a time during this block's products. qwen3-0.6b pp512
@@ -262,27 +279,9 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           prompt.add_stored_keys(*ksg.codec, k_rows, ksg.stride, n, p0, k_rows + (size_t)(far - p0) * ksg.stride, kb);
           prompt.add_stored_values(*vsg.codec, v_rows, vsg.stride, n, v_rows + (size_t)(far - p0) * vsg.stride, vb);
           p0 = p1;
+          continue;
         }
-        if (c == n_chunks - 1) {
-          batch_keys(layer, b, t0, last_pos, keys);
-          for (size_t k0 = 0; k0 < keys.size();) {
-            size_t k1 = k0 + 1;  // a block of consecutive batch rows
-            while (k1 < keys.size() && k1 - k0 < (size_t)prompt.block_rows() && keys[k1] == keys[k1 - 1] + 1) ++k1;
-            key_pos.clear();
-            for (size_t k = k0; k < k1; ++k) key_pos.push_back(b.pos[keys[k]]);
-            const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
-            prompt.add_f32(b.k + off, b.v + off, (size_t)kv_width, (int)(k1 - k0), key_pos.data());
-            k0 = k1;
-          }
-        }
-        float m[kQueryTileHeads], l[kQueryTileHeads];
-        prompt.finish(m, l, base + 2 * heads);
-        for (int h = 0; h < heads; ++h) st[(size_t)h].m = m[h], st[(size_t)h].l = l[h];
-      }
-      for (int p0 = c0; p0 < c1 && !tile_path;) {
-        // A block never crosses a K or V segment boundary.
-        const kv::Segment& ksg = kc.at(p0);
-        const kv::Segment& vsg = vc.at(p0);
+        state_to_rows();
         const bool small = ksg.codec->row_bytes() <= kSmallRowBytes && vsg.codec->row_bytes() <= kSmallRowBytes;
         const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
         const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
@@ -303,7 +302,19 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       }
       // The batch's own keys (full precision) go with the last chunk, in
       // blocks like the cached ones.
-      if (c == n_chunks - 1 && !tile_path) {
+      if (c == n_chunks - 1 && tiles_here) {
+        state_to_tile();
+        batch_keys(layer, b, t0, last_pos, keys);
+        for (size_t k0 = 0; k0 < keys.size();) {
+          size_t k1 = k0 + 1;  // a block of consecutive batch rows
+          while (k1 < keys.size() && k1 - k0 < (size_t)prompt.block_rows() && keys[k1] == keys[k1 - 1] + 1) ++k1;
+          key_pos.clear();
+          for (size_t k = k0; k < k1; ++k) key_pos.push_back(b.pos[keys[k]]);
+          const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
+          prompt.add_f32(b.k + off, b.v + off, (size_t)kv_width, (int)(k1 - k0), key_pos.data());
+          k0 = k1;
+        }
+      } else if (c == n_chunks - 1) {
         batch_keys(layer, b, t0, last_pos, keys);
         for (size_t k0 = 0; k0 < keys.size();) {
           // A block of consecutive batch rows (one sequence's tokens are).
@@ -345,6 +356,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
           k0 = k1;
         }
       }
+      state_to_rows();
       if (n_chunks == 1) {
         for (int hh = 0; hh < heads; ++hh) {
           const int t = t0 + hh / group, h = hh % group;

@@ -96,4 +96,12 @@ void PromptTile::finish(float* m, float* l, float* acc) const {
   }
 }
 
+void PromptTile::resume(const float* m, const float* l, const float* acc) {
+  for (int h = 0; h < heads_; ++h) {
+    m_[(size_t)h] = m[h];
+    l_[(size_t)h] = l[h];
+    for (int i = 0; i < d_; ++i) acc_[(size_t)i * lanes_ + h] = acc[(size_t)h * d_ + i];
+  }
+}
+
 }  // namespace oscar::attention::detail

@@ -43,8 +43,10 @@ class PromptTile {
   // positions pos[0 .. n).
   void add_f32(const float* k, const float* v, size_t stride, int n, const int* pos);
   // The online-softmax state of each head: running max m[h], sum l[h] and
-  // unnormalised output acc[h * d + i].
+  // unnormalised output acc[h * d + i]. finish() writes it out; resume()
+  // takes it back (from rows scored elsewhere) for the blocks that follow.
   void finish(float* m, float* l, float* acc) const;
+  void resume(const float* m, const float* l, const float* acc);
 
  private:
   // A block's scores (f32 keys `ks` floats apart, at positions pos[j], or
