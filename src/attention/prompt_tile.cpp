@@ -7,9 +7,11 @@
 namespace oscar::attention::detail {
 
 namespace {
-// A block's f32 keys (or values): 16 KiB, 32 rows of d128, beside the
-// transposed query (the same size at 32 heads) within the 48 KiB L1.
-constexpr size_t kBlockBytes = 4096;
+// A block's f32 keys (or values): 8 KiB, 16 rows of d128, beside the
+// transposed query and the accumulators (16 KiB each at 32 heads) within the
+// 48 KiB L1. qwen3-0.6b pp512 at depth 8192, against 32-row blocks: 16 rows
+// 2.6-2.9% faster, 8 rows 8-13% slower (bench/RESULTS.md, session 21).
+constexpr size_t kBlockBytes = 8192;
 }  // namespace
 
 // Head dims up to 128: the transposed query and the accumulators (d x 32
