@@ -147,6 +147,98 @@ void open_cursors(const kv::TierStore& ks, const kv::TierStore& vs, int il, int 
                 " of sequence " + std::to_string(seq));
 }
 
+// One item's tile and KV head, as the helpers below need them.
+struct ItemView {
+  const model::LayerConfig& layer;
+  const BatchView& b;
+  int t0, tokens;  // the tile: batch tokens t0 .. t0 + tokens - 1
+  int group, heads, g, d, kv_width, n_cached;
+};
+
+// One block of cached rows [p0, p1) through a prompt tile, asking meanwhile
+// for the keys and values of the block after next, a few lines at a time
+// during the block's products. qwen3-0.6b pp512 at depth 8192 against the
+// per-row kernels: 1.09-1.10x with all of them asked for before each
+// product, 1.14-1.15x spread; none at all was 5-15% slower
+// (bench/RESULTS.md, session 21).
+void tile_cached_block(detail::PromptTile& prompt, const kv::Segment& ksg, const kv::Segment& vsg, int p0, int p1,
+                       int c1) {
+  const int n = p1 - p0, far = p1 + std::min(prompt.block_rows(), c1 - p1);
+  const size_t kb = segment_bytes(ksg, far, std::min(prompt.block_rows(), c1 - far));
+  const size_t vb = segment_bytes(vsg, far, std::min(prompt.block_rows(), c1 - far));
+  const uint8_t* k_rows = ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride;
+  const uint8_t* v_rows = vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride;
+  prompt.add_stored_keys(*ksg.codec, k_rows, ksg.stride, n, p0, k_rows + (size_t)(far - p0) * ksg.stride, kb);
+  prompt.add_stored_values(*vsg.codec, v_rows, vsg.stride, n, v_rows + (size_t)(far - p0) * vsg.stride, vb);
+}
+
+// The batch's own rows `keys` (full precision) through a prompt tile, in
+// blocks of consecutive batch rows.
+void tile_batch_rows(const ItemView& it, const std::vector<int>& keys, detail::PromptTile& prompt,
+                     std::vector<int>& key_pos) {
+  for (size_t k0 = 0; k0 < keys.size();) {
+    size_t k1 = k0 + 1;
+    while (k1 < keys.size() && k1 - k0 < (size_t)prompt.block_rows() && keys[k1] == keys[k1 - 1] + 1) ++k1;
+    key_pos.clear();
+    for (size_t k = k0; k < k1; ++k) key_pos.push_back(it.b.pos[keys[k]]);
+    const size_t off = (size_t)keys[k0] * it.kv_width + (size_t)it.g * it.d;
+    prompt.add_f32(it.b.k + off, it.b.v + off, (size_t)it.kv_width, (int)(k1 - k0), key_pos.data());
+    k0 = k1;
+  }
+}
+
+// What the per-row path scores a block into.
+struct RowScratch {
+  std::vector<float> scores, p, sc;
+};
+
+// The batch's own rows `keys` through the per-row kernels, into the heads'
+// states st (accumulators at acc).
+void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const GroupQuery& gq, float scale,
+                    RowScratch& s, Partial* st, float* acc) {
+  const BatchView& b = it.b;
+  const int group = it.group, d = it.d;
+  for (size_t k0 = 0; k0 < keys.size();) {
+    // A block of consecutive batch rows (one sequence's tokens are).
+    size_t k1 = k0 + 1;
+    while (k1 < keys.size() && k1 - k0 < (size_t)kBlock && keys[k1] == keys[k1 - 1] + 1) ++k1;
+    const int n = (int)(k1 - k0);
+    const size_t off = (size_t)keys[k0] * it.kv_width + (size_t)it.g * d;
+    score_rows_f32(b.k + off, (size_t)it.kv_width, n, gq, scale, s.scores.data(), kBlock);
+    for (int i = 0; i < it.tokens; ++i) {
+      // The keys token i sees: positions lo_i .. pos. In one block they
+      // are a run when its positions ascend (a prompt's do); otherwise
+      // the visible scores are gathered into a run and scattered back.
+      const int pos = b.pos[it.t0 + i], lo_i = std::max(it.n_cached, window_start(it.layer, pos));
+      bool seen[kBlock];
+      int a = n, e = 0, visible = 0;
+      for (int j = 0; j < n; ++j) {
+        const int kp = b.pos[keys[k0 + (size_t)j]];
+        seen[j] = kp >= lo_i && kp <= pos;
+        if (seen[j]) a = std::min(a, j), e = j + 1, ++visible;
+      }
+      Partial* sti = &st[(size_t)i * group];
+      float* si = &s.scores[(size_t)i * group * kBlock];
+      float* pi = &s.p[(size_t)i * group * kBlock];
+      if (visible == e - a || visible == 0) {
+        softmax_visible(sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
+        continue;
+      }
+      s.sc.resize((size_t)group * kBlock * 2);
+      for (int h = 0; h < group; ++h)
+        for (int j = 0, m = 0; j < n; ++j)
+          if (seen[j]) s.sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
+      softmax_visible(sti, group, s.sc.data(), s.sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
+      for (int h = 0; h < group; ++h) {
+        const float* ph = s.sc.data() + (size_t)(group + h) * kBlock;
+        for (int j = 0, m = 0; j < n; ++j) pi[(size_t)h * kBlock + j] = seen[j] ? ph[m++] : 0.0f;
+      }
+    }
+    accumulate_rows_f32(b.v + off, (size_t)it.kv_width, n, s.p.data(), kBlock, it.heads, d, acc);
+    k0 = k1;
+  }
+}
+
 }  // namespace
 
 void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& cache, const BatchView& b,
@@ -188,8 +280,9 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
   std::atomic<size_t> next{0};
   const size_t run_len = std::max<size_t>(1, (size_t)items / (16 * (size_t)pool.size()));
   pool.run([&](int, int) {
-    std::vector<float> tmp((size_t)d), scores((size_t)max_heads * kMaxBlock), p((size_t)max_heads * kMaxBlock);
-    std::vector<float> tile_q((size_t)max_heads * d), sc;
+    std::vector<float> tmp((size_t)d), tile_q((size_t)max_heads * d);
+    RowScratch rs{std::vector<float>((size_t)max_heads * kMaxBlock), std::vector<float>((size_t)max_heads * kMaxBlock),
+                  {}};
     std::vector<int> keys, key_pos;
     std::vector<Partial> st((size_t)max_heads);
     detail::PromptTile prompt(detail::simd_tile_kernels() ? *detail::simd_tile_kernels()
@@ -230,6 +323,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       // A prompt's tiles take the integer q2_0 kernels 4 heads at a time; a
       // decode token with more than 4 heads a group keeps the float ones.
       const GroupQuery gq{tq, heads, d, q2_int.data(), tile.n > 1};
+      const ItemView item_view{layer, b, t0, tile.n, group, heads, g, d, kv_width, n_cached};
 
       bool in_tile = false;  // the state is the tile's (else st's)
       float tile_m[kQueryTileHeads], tile_l[kQueryTileHeads];
@@ -266,18 +360,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         if (tiles_here && ksg.codec->type() != kv::CacheType::Q2_0 && vsg.codec->type() != kv::CacheType::Q2_0) {
           state_to_tile();
           const int p1 = std::min({c1, p0 + prompt.block_rows(), ksg.end, vsg.end});
-          // The keys and values of the block after next, asked for a few
-          // lines at a time during this block's products. qwen3-0.6b pp512
-          // at depth 8192 against the per-row kernels: 1.09-1.10x with all
-          // of them asked for before each product, 1.14-1.15x spread; none
-          // at all was 5-15% slower (bench/RESULTS.md, session 21).
-          const int n = p1 - p0, far = p1 + std::min(prompt.block_rows(), c1 - p1);
-          const size_t kb = segment_bytes(ksg, far, std::min(prompt.block_rows(), c1 - far));
-          const size_t vb = segment_bytes(vsg, far, std::min(prompt.block_rows(), c1 - far));
-          const uint8_t* k_rows = ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride;
-          const uint8_t* v_rows = vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride;
-          prompt.add_stored_keys(*ksg.codec, k_rows, ksg.stride, n, p0, k_rows + (size_t)(far - p0) * ksg.stride, kb);
-          prompt.add_stored_values(*vsg.codec, v_rows, vsg.stride, n, v_rows + (size_t)(far - p0) * vsg.stride, vb);
+          tile_cached_block(prompt, ksg, vsg, p0, p1, c1);
           p0 = p1;
           continue;
         }
@@ -288,72 +371,28 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int n = p1 - p0;
         prefetch_segment_rows(vsg, p0, n);
         score_rows(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, gq, scale,
-                   scores.data(), (size_t)bs, tmp.data());
+                   rs.scores.data(), (size_t)bs, tmp.data());
         // Token i sees cached rows from its own window start on.
         for (int i = 0; i < tile.n; ++i) {
           const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
-          softmax_visible(&st[(size_t)i * group], group, &scores[(size_t)i * group * bs], &p[(size_t)i * group * bs],
-                          (size_t)bs, n, a, n, d);
+          softmax_visible(&st[(size_t)i * group], group, &rs.scores[(size_t)i * group * bs],
+                          &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
         }
         prefetch_segment_rows(ksg, p1, std::min(std::min(c1, ksg.end) - p1, bs));
-        accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, p.data(),
+        accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, rs.p.data(),
                         (size_t)bs, heads, base + 2 * heads, tmp.data(), gq.int_chunks);
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in
       // blocks like the cached ones.
-      if (c == n_chunks - 1 && tiles_here) {
-        state_to_tile();
+      if (c == n_chunks - 1) {
         batch_keys(layer, b, t0, last_pos, keys);
-        for (size_t k0 = 0; k0 < keys.size();) {
-          size_t k1 = k0 + 1;  // a block of consecutive batch rows
-          while (k1 < keys.size() && k1 - k0 < (size_t)prompt.block_rows() && keys[k1] == keys[k1 - 1] + 1) ++k1;
-          key_pos.clear();
-          for (size_t k = k0; k < k1; ++k) key_pos.push_back(b.pos[keys[k]]);
-          const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
-          prompt.add_f32(b.k + off, b.v + off, (size_t)kv_width, (int)(k1 - k0), key_pos.data());
-          k0 = k1;
-        }
-      } else if (c == n_chunks - 1) {
-        batch_keys(layer, b, t0, last_pos, keys);
-        for (size_t k0 = 0; k0 < keys.size();) {
-          // A block of consecutive batch rows (one sequence's tokens are).
-          size_t k1 = k0 + 1;
-          while (k1 < keys.size() && k1 - k0 < (size_t)kBlock && keys[k1] == keys[k1 - 1] + 1) ++k1;
-          const int n = (int)(k1 - k0);
-          const size_t off = (size_t)keys[k0] * kv_width + (size_t)g * d;
-          score_rows_f32(b.k + off, (size_t)kv_width, n, gq, scale, scores.data(), kBlock);
-          for (int i = 0; i < tile.n; ++i) {
-            // The keys token i sees: positions lo_i .. pos. In one block they
-            // are a run when its positions ascend (a prompt's do); otherwise
-            // the visible scores are gathered into a run and scattered back.
-            const int pos = b.pos[t0 + i], lo_i = std::max(n_cached, window_start(layer, pos));
-            bool seen[kBlock];
-            int a = n, e = 0, visible = 0;
-            for (int j = 0; j < n; ++j) {
-              const int kp = b.pos[keys[k0 + (size_t)j]];
-              seen[j] = kp >= lo_i && kp <= pos;
-              if (seen[j]) a = std::min(a, j), e = j + 1, ++visible;
-            }
-            Partial* sti = &st[(size_t)i * group];
-            float* si = &scores[(size_t)i * group * kBlock];
-            float* pi = &p[(size_t)i * group * kBlock];
-            if (visible == e - a || visible == 0) {
-              softmax_visible(sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
-              continue;
-            }
-            sc.resize((size_t)group * kBlock * 2);
-            for (int h = 0; h < group; ++h)
-              for (int j = 0, m = 0; j < n; ++j)
-                if (seen[j]) sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
-            softmax_visible(sti, group, sc.data(), sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
-            for (int h = 0; h < group; ++h) {
-              const float* ph = sc.data() + (size_t)(group + h) * kBlock;
-              for (int j = 0, m = 0; j < n; ++j) pi[(size_t)h * kBlock + j] = seen[j] ? ph[m++] : 0.0f;
-            }
-          }
-          accumulate_rows_f32(b.v + off, (size_t)kv_width, n, p.data(), kBlock, heads, d, base + 2 * heads);
-          k0 = k1;
+        if (tiles_here) {
+          state_to_tile();
+          tile_batch_rows(item_view, keys, prompt, key_pos);
+        } else {
+          state_to_rows();
+          row_batch_rows(item_view, keys, gq, scale, rs, st.data(), base + 2 * heads);
         }
       }
       state_to_rows();
