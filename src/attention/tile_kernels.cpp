@@ -44,7 +44,12 @@ void softmax_reference(float* s, int n, int nv, float* m, float* l, float* acc, 
 
 const TileKernels* simd_tile_kernels() {
 #if defined(OSCAR_X86)
-  static const TileKernels* k = __builtin_cpu_supports("avx512f") ? &avx512_tile_kernels() : nullptr;
+  // The file is compiled with the F/BW/VL/DQ flags (cmake/simd_sources.cmake),
+  // so the compiler may use any of them.
+  static const TileKernels* k = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                                    ? &avx512_tile_kernels()
+                                    : nullptr;
   return k;
 #else
   return nullptr;

@@ -35,7 +35,7 @@ struct TileKernels {
   void (*softmax)(float* s, int n, int nv, float* m, float* l, float* acc, int d) = nullptr;
 };
 
-// The AVX-512 F set where the CPU has it (cpuid, once), else null.
+// The AVX-512 set where the CPU has F, BW, VL and DQ (cpuid, once), else null.
 const TileKernels* simd_tile_kernels();
 const TileKernels& reference_tile_kernels();
 

@@ -1,4 +1,5 @@
-// The prompt-tile kernels (tile_kernels.h) for AVX-512 F: 16 lanes (heads)
+// The prompt-tile kernels (tile_kernels.h) for AVX-512 (F/BW/VL/DQ, as the
+// file is compiled): 16 lanes (heads)
 // per vector, 1 or 2 vectors per tile.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
