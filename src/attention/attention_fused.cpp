@@ -67,6 +67,17 @@ struct SegmentCursor {
   }
 };
 
+// Bytes of rows [pos, pos + n) of a segment whose rows lie back to back,
+// clipped to the segment; 0 where they do not lie back to back (nothing
+// there is worth prefetching).
+size_t segment_bytes(const kv::Segment& s, int pos, int n) {
+  if (s.stride != s.codec->row_bytes()) return 0;
+  return (size_t)std::max(0, std::min(n, s.end - pos)) * s.stride;
+}
+
+// The stored row of position pos of a segment.
+const uint8_t* row_at(const kv::Segment& s, int pos) { return s.rows + (size_t)(pos - s.begin) * s.stride; }
+
 // Asks for rows [pos, pos + n) of a segment whose rows lie back to back (the
 // row kernels' own prefetch only runs ahead within the stream they read).
 // The block loop reads K and V in turns: the V rows of a block are asked for
@@ -77,15 +88,7 @@ struct SegmentCursor {
 // qwen3_0_6b q2_0 at 4096 (mostly f16 tiers) 9.09 -> 8.31 ms
 // (bench/RESULTS.md, session 20).
 void prefetch_segment_rows(const kv::Segment& s, int pos, int n) {
-  if (n <= 0 || s.stride != s.codec->row_bytes()) return;
-  prefetch_lines(s.rows + (size_t)(pos - s.begin) * s.stride, (size_t)n * s.stride);
-}
-
-// Bytes of rows [pos, pos + n) of a segment whose rows lie back to back,
-// clipped to the segment; 0 where they do not lie back to back.
-size_t segment_bytes(const kv::Segment& s, int pos, int n) {
-  if (s.stride != s.codec->row_bytes()) return 0;
-  return (size_t)std::max(0, std::min(n, s.end - pos)) * s.stride;
+  prefetch_lines(row_at(s, pos), segment_bytes(s, pos, n));
 }
 
 // Consecutive tokens of one sequence (a prompt's) that share every row they
@@ -166,10 +169,8 @@ void tile_cached_block(detail::PromptTile& prompt, const kv::Segment& ksg, const
   const int n = p1 - p0, far = p1 + std::min(prompt.block_rows(), c1 - p1);
   const size_t kb = segment_bytes(ksg, far, std::min(prompt.block_rows(), c1 - far));
   const size_t vb = segment_bytes(vsg, far, std::min(prompt.block_rows(), c1 - far));
-  const uint8_t* k_rows = ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride;
-  const uint8_t* v_rows = vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride;
-  prompt.add_stored_keys(*ksg.codec, k_rows, ksg.stride, n, p0, k_rows + (size_t)(far - p0) * ksg.stride, kb);
-  prompt.add_stored_values(*vsg.codec, v_rows, vsg.stride, n, v_rows + (size_t)(far - p0) * vsg.stride, vb);
+  prompt.add_stored_keys(*ksg.codec, row_at(ksg, p0), ksg.stride, n, p0, row_at(ksg, far), kb);
+  prompt.add_stored_values(*vsg.codec, row_at(vsg, p0), vsg.stride, n, row_at(vsg, far), vb);
 }
 
 // The batch's own rows `keys` (full precision) through a prompt tile, in
@@ -370,17 +371,16 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
         const int n = p1 - p0;
         prefetch_segment_rows(vsg, p0, n);
-        score_rows(*ksg.codec, ksg.rows + (size_t)(p0 - ksg.begin) * ksg.stride, ksg.stride, n, gq, scale,
-                   rs.scores.data(), (size_t)bs, tmp.data());
+        score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data());
         // Token i sees cached rows from its own window start on.
         for (int i = 0; i < tile.n; ++i) {
           const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
           softmax_visible(&st[(size_t)i * group], group, &rs.scores[(size_t)i * group * bs],
                           &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
         }
-        prefetch_segment_rows(ksg, p1, std::min(std::min(c1, ksg.end) - p1, bs));
-        accumulate_rows(*vsg.codec, vsg.rows + (size_t)(p0 - vsg.begin) * vsg.stride, vsg.stride, n, rs.p.data(),
-                        (size_t)bs, heads, base + 2 * heads, tmp.data(), gq.int_chunks);
+        prefetch_segment_rows(ksg, p1, std::min(c1 - p1, bs));
+        accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs.p.data(), (size_t)bs, heads, base + 2 * heads,
+                        tmp.data(), gq.int_chunks);
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

@@ -51,15 +51,19 @@ void PromptTile::begin(const float* q, int heads, int d, float scale, const int*
   l_.assign((size_t)lanes_, 0.0f);
 }
 
+void PromptTile::decode_block(const kv::RowCodec& c, const uint8_t* rows, size_t stride, int n) {
+  for (int j = 0; j < n; ++j) c.decode(rows + (size_t)j * stride, &kf_[(size_t)j * d_]);
+}
+
 void PromptTile::add_stored_keys(const kv::RowCodec& kc, const uint8_t* k, size_t k_stride, int n, int first,
                                  const uint8_t* ahead, size_t ahead_bytes) {
-  for (int j = 0; j < n; ++j) kc.decode(k + (size_t)j * k_stride, &kf_[(size_t)j * d_]);
+  decode_block(kc, k, k_stride, n);
   scores(kf_.data(), (size_t)d_, n, nullptr, first, ahead, ahead_bytes);
 }
 
 void PromptTile::add_stored_values(const kv::RowCodec& vc, const uint8_t* v, size_t v_stride, int n,
                                    const uint8_t* ahead, size_t ahead_bytes) {
-  for (int j = 0; j < n; ++j) vc.decode(v + (size_t)j * v_stride, &kf_[(size_t)j * d_]);
+  decode_block(vc, v, v_stride, n);
   values(kf_.data(), (size_t)d_, n, ahead, ahead_bytes);
 }
 

@@ -49,6 +49,8 @@ class PromptTile {
   void resume(const float* m, const float* l, const float* acc);
 
  private:
+  // n stored rows into kf_ as f32.
+  void decode_block(const kv::RowCodec& c, const uint8_t* rows, size_t stride, int n);
   // A block's scores (f32 keys `ks` floats apart, at positions pos[j], or
   // first + j without pos), masked where a head does not see a row, through
   // the softmax step into weights; then its value sums.
