@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -233,6 +235,64 @@ TEST_F(OscarBench, ProfilePrintsEveryPieceOnStderr) {
   EXPECT_NE(pp_ffn.substr(0, pp_ffn.find('\n')).find("| - | - |"), std::string::npos) << pp_ffn;
   // Without the flag, no table.
   EXPECT_EQ(bench("-m " + model() + " -p 0 -n 2 -r 1").err.find("profile of"), std::string::npos);
+}
+
+// The "rep N" progress lines of a -v run, as "type_k/type_v N" in the order
+// the repetitions ran.
+std::vector<std::string> rep_order(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    const size_t rep = line.find(": rep ");
+    if (rep == std::string::npos) continue;
+    const size_t types = line.rfind(' ', rep);
+    const std::string n = line.substr(rep + 6, line.find(' ', rep + 6) - (rep + 6));
+    out.push_back(line.substr(types + 1, rep - types - 1) + " " + n);
+  }
+  return out;
+}
+
+// --interleave: all tests set up first, then repetition r of every test in
+// turn; each row's ratio_to_first is the median over rounds of its t/s over
+// the first test's in the same round. Without it, one test after another
+// and no ratio.
+TEST_F(OscarBench, InterleaveRunsRoundsAcrossTestsAndReportsRatios) {
+  const std::string args = "-m " + model() + " -p 0 -n 2 -d 8 -ctk f16,q8_0,q2_0 -t 1 -r 3 -v";
+  BenchRun r = bench(args + " --interleave -o json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::vector<std::string> want = {"f16/f16 1", "q8_0/f16 1", "q2_0/f16 1", "f16/f16 2", "q8_0/f16 2",
+                                         "q2_0/f16 2", "f16/f16 3", "q8_0/f16 3", "q2_0/f16 3"};
+  EXPECT_EQ(rep_order(r.err), want) << r.err;
+  const json rows = json::parse(r.out);
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<double> first = rows[0]["samples_ts"].get<std::vector<double>>();
+  ASSERT_EQ(first.size(), 3u);
+  for (const json& row : rows) {
+    const std::vector<double> ts = row["samples_ts"].get<std::vector<double>>();
+    ASSERT_EQ(ts.size(), 3u);
+    std::vector<double> ratio;
+    for (size_t i = 0; i < 3; ++i) ratio.push_back(ts[i] / first[i]);
+    std::sort(ratio.begin(), ratio.end());
+    EXPECT_NEAR(row["ratio_to_first"].get<double>(), ratio[1], 1e-3 * ratio[1]) << row["type_k"];
+  }
+  EXPECT_NEAR(rows[0]["ratio_to_first"].get<double>(), 1.0, 1e-9);
+
+  // Markdown: the main table, then the ratios per round.
+  r = bench(args + " --interleave");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const size_t ratios = r.out.find("Interleaved: t/s against the first test");
+  ASSERT_NE(ratios, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("| model |"), ratios);
+  for (const char* type : {"| f16 | f16 | 1 | 1.000 1.000 1.000 | 1.000 |", "| q8_0 | f16 | 1 |", "| q2_0 | f16 | 1 |"})
+    EXPECT_NE(r.out.find(type, ratios), std::string::npos) << type << "\n" << r.out;
+
+  // One test after another without the flag.
+  r = bench(args + " -o json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::vector<std::string> serial = {"f16/f16 1", "f16/f16 2", "f16/f16 3", "q8_0/f16 1", "q8_0/f16 2",
+                                           "q8_0/f16 3", "q2_0/f16 1", "q2_0/f16 2", "q2_0/f16 3"};
+  EXPECT_EQ(rep_order(r.err), serial) << r.err;
+  for (const json& row : json::parse(r.out)) EXPECT_EQ(row["ratio_to_first"].get<double>(), 0.0);
 }
 
 TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {

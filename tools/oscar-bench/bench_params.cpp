@@ -83,6 +83,10 @@ std::string bench_usage() {
          "  -v,   --verbose               progress on stderr\n"
          "        --profile               time per piece of a step (attention, each projection,\n"
          "                                logits) on stderr after each test\n"
+         "        --interleave            set every test up first, then run repetition r of all tests\n"
+         "                                in turn (round r), so ratios between tests are not skewed by\n"
+         "                                the machine's drift; prints each test's t/s against the first\n"
+         "                                test's, round by round (all caches are held at once)\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
 
@@ -145,6 +149,8 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.verbose = true;
     } else if (flag == "--profile") {
       p.profile = true;
+    } else if (flag == "--interleave") {
+      p.interleave = true;
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");

@@ -34,6 +34,10 @@ struct BenchParams {
   bool fill_synthetic = false;
   bool verbose = false;
   bool profile = false;  // --profile: runtime::StepProfile of the timed runs, on stderr
+  // --interleave: every test is set up first and the repetitions run in
+  // rounds across the tests, so ratios between tests do not carry the
+  // machine's drift (all tests' caches are held at once).
+  bool interleave = false;
   bool help = false;
   tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used
 };

@@ -84,6 +84,7 @@ std::vector<Field> fields(const ResultRow& r) {
       dbl("kv_bits_per_value", r.kv_bits_per_value),
       u64("rss_load_bytes", r.rss_load_bytes),
       u64("rss_end_bytes", r.rss_end_bytes),
+      dbl("ratio_to_first", r.ratio_to_first),
   };
 }
 
@@ -182,7 +183,54 @@ class MarkdownPrinter : public Printer {
   std::FILE* out_;
 };
 
+// Round i: this row's t/s over the first row's (rounds both have).
+std::vector<double> round_ratios(const ResultRow& r, const ResultRow& first) {
+  const std::vector<double> a = r.samples_ts(), b = first.samples_ts();
+  std::vector<double> out;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) out.push_back(b[i] > 0 ? a[i] / b[i] : 0.0);
+  return out;
+}
+
+// "| a | b | ... |" and a newline.
+std::string fmt_row(const std::vector<std::string>& cells) {
+  std::string s = "|";
+  for (const std::string& c : cells) {
+    s += ' ';
+    s += c;
+    s += " |";
+  }
+  s += '\n';
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 }  // namespace
+
+void set_ratios_to_first(std::vector<ResultRow>& rows) {
+  for (ResultRow& r : rows) r.ratio_to_first = median(round_ratios(r, rows.front()));
+}
+
+std::string ratio_table(const std::vector<ResultRow>& rows) {
+  if (rows.empty()) return "";
+  std::string s = "\nInterleaved: t/s against the first test, round by round\n\n| test | type_k | type_v | threads "
+                  "| per round | median |\n| --- | --- | --- | ---: | --- | ---: |\n";
+  for (const ResultRow& r : rows) {
+    std::string per_round;
+    for (double x : round_ratios(r, rows.front())) {
+      if (!per_round.empty()) per_round += ' ';
+      per_round += fmt("%.3f", x);
+    }
+    s += fmt_row({r.test_name(), kv::cache_type_name(r.test.type_k), kv::cache_type_name(r.test.type_v),
+                  std::to_string(r.test.n_threads), per_round, fmt("%.3f", r.ratio_to_first)});
+  }
+  return s;
+}
 
 std::vector<double> ResultRow::samples_ts() const {
   std::vector<double> v;

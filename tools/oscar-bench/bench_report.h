@@ -33,6 +33,10 @@ struct ResultRow {
   uint64_t kv_bytes = 0, rss_load_bytes = 0, rss_end_bytes = 0;
   double kv_bits_per_value = 0;  // effective, all tiers, at the end of the test
 
+  // --interleave: the median over rounds of this test's t/s over the first
+  // test's in the same round (0 when the tests ran one after another).
+  double ratio_to_first = 0;
+
   // Derived from samples_ns (tokens/s per sample; mean and sample std).
   std::vector<double> samples_ts() const;
   double avg_ns() const;
@@ -61,6 +65,14 @@ std::unique_ptr<Printer> make_printer(OutputFormat f, std::FILE* out);
 // rate it read them at, and that rate as a share of the test's probe.
 std::string profile_table(const ResultRow& r, const runtime::StepProfile& p,
                           const std::array<double, runtime::StepProfile::kCount>& weight_bytes);
+
+// --interleave: sets each row's ratio_to_first from its samples (rows in test
+// order, samples in round order).
+void set_ratios_to_first(std::vector<ResultRow>& rows);
+
+// --interleave, markdown: each test's t/s against the first test's, per
+// round and the median, as a table to print after the main one.
+std::string ratio_table(const std::vector<ResultRow>& rows);
 
 // Exposed for tests of the escaping; JSON string literal with quotes.
 std::string json_string(const std::string& s);

@@ -145,157 +145,194 @@ double pp_flops_per_token(const ModelStats& s, const model::ModelConfig& c, cons
   return 2.0 * s.layer_macs + attn + 2.0 * s.output_macs * n_logits / t.n_prompt;
 }
 
-class Runner {
+// The engine (weights, rotation plan) and the same-run figures of one model.
+struct LoadedModel {
+  std::unique_ptr<tools::Engine> engine;
+  ModelStats stats;
+  uint64_t rss_load = 0;
+};
+
+// One test from set-up to result: its cache filled to the depth and warmed
+// up, then timed repetitions on demand, then its figures. Several can be
+// alive at once (--interleave), each with its own cache.
+class TestRun {
  public:
-  Runner(const BenchParams& p, const Logger& log) : p_(p), log_(log), cpu_info_(cpu_info()) {}
-
-  ResultRow run(const TestCase& t) {
-    // The engine fixes its rotation plan (q2_0 or not) at first use.
-    select_model(t.model, t.type_k == kv::CacheType::Q2_0 || t.type_v == kv::CacheType::Q2_0);
-    ThreadPool& pool = select_pool(t.n_threads);
-    const model::Model& m = engine_->model();
-    const model::ModelConfig& c = m.config();
-
-    ResultRow r;
-    r.build_commit = OSCAR_BUILD_COMMIT;
-    r.cpu_info = cpu_info_;
-    r.model_filename = t.model;
-    r.model_type = stats_.type;
-    r.model_size = stats_.size;
-    r.model_n_params = stats_.n_params;
-    r.test = t;
-    r.test_time = utc_now();
-    r.rss_load_bytes = rss_load_;
-
+  TestRun(const BenchParams& p, const Logger& log, const LoadedModel& lm, ThreadPool& pool, const TestCase& t,
+          ResultRow base)
+      : p_(p), log_(log), m_(lm.engine->model()), stats_(lm.stats), pool_(pool), t_(t), r_(std::move(base)),
+        cpu_(lm.engine->cpu()), rng_(p.seed), token_(0, m_.config().n_vocab - 1) {
     tools::RunSettings s = p_.kv;
     s.cache_k = t.type_k;
     s.cache_v = t.type_v;
-    auto cache = engine_->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
-    r.kv_bytes = cache->bytes_allocated();
-    runtime::ForwardOptions options = engine_->forward_options(s);
-    runtime::StepProfile profile;
-    if (p_.profile) options.profile = &profile;
-    runtime::Forward fwd(m, *cache, pool, options);
-    std::mt19937 rng(p_.seed);
-    std::uniform_int_distribution<int32_t> token(0, c.n_vocab - 1);
+    cache_ = lm.engine->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
+    r_.kv_bytes = cache_->bytes_allocated();
+    runtime::ForwardOptions options = lm.engine->forward_options(s);
+    if (p_.profile) options.profile = &profile_;
+    fwd_ = std::make_unique<runtime::Forward>(m_, *cache_, pool_, options);
 
-    // Positions [from, from+count) in logical batches of -b, each split into
-    // forward calls of -ub; only the last token of a logical batch returns
-    // logits (what llama_decode does for a plain prompt batch).
-    const int ub = std::min(t.n_batch, t.n_ubatch);
-    auto prompt = [&](int from, int count, bool logits) {
-      std::vector<runtime::BatchToken> batch;
-      for (int lb = from; lb < from + count; lb += t.n_batch) {
-        const int le = std::min(from + count, lb + t.n_batch);
-        for (int b = lb; b < le; b += ub) {
-          batch.clear();
-          for (int i = b; i < std::min(le, b + ub); ++i) batch.push_back({token(rng), 0, i, logits && i + 1 == le});
-          fwd.eval(batch);
-        }
-      }
-    };
-    auto generate = [&](int from, int count) {
-      for (int i = from; i < from + count; ++i) fwd.eval({{token(rng), 0, i, true}});
-    };
-
-    // Synthetic fill: unit-normal rows for every layer that stores its own
-    // KV, cycled from a pool (drawing 10^9 normals would dominate the run).
-    auto fill_synthetic = [&](int depth) {
-      constexpr int kPool = 1021;
-      int width = 0;
-      for (const auto& l : c.layers) width = std::max(width, l.n_head_kv * l.head_dim);
-      std::normal_distribution<float> nd(0.0f, 1.0f);
-      std::vector<float> pool((size_t)(kPool + 1) * width);
-      for (float& x : pool) x = nd(rng);
-      for (int pos = 0, r = 0; pos < depth; ++pos) {
-        for (int il = 0; il < c.n_layer; ++il, r = (r + 2) % kPool)
-          if (cache->has_own_store(il))
-            cache->store(0, il, pos, &pool[(size_t)r * width], &pool[(size_t)(r + 1) * width]);
-        cache->commit(0, pos + 1);
-      }
-    };
-
-    log_.info("  " + r.test_name() + ": filling depth " + std::to_string(t.n_depth) +
+    log_.info("  " + r_.test_name() + ": filling depth " + std::to_string(t.n_depth) +
               (p_.fill_synthetic ? " (synthetic K/V)" : ""));
     if (p_.fill_synthetic) fill_synthetic(t.n_depth);
     else prompt(0, t.n_depth, false);
     if (p_.warmup) {  // first touch of weights and scratch, outside the timing
-      if (t.n_prompt > 0) prompt(t.n_depth, std::min(t.n_prompt, ub), true);
+      if (t.n_prompt > 0) prompt(t.n_depth, std::min(t.n_prompt, ub()), true);
       else generate(t.n_depth, 1);
-      cache->truncate(0, t.n_depth);
+      cache_->truncate(0, t.n_depth);
     }
-
-    const double kv_at_depth = (double)cache->usage(0).bytes;
+    kv_at_depth_ = (double)cache_->usage(0).bytes;
     if (t.n_gen > 0) {
-      r.read_bw_gbps = kernels::measure_read_bandwidth(pool, engine_->cpu(), (size_t)p_.bw_mib << 20);
+      r_.read_bw_gbps = kernels::measure_read_bandwidth(pool_, cpu_, (size_t)p_.bw_mib << 20);
     } else {
-      r.fma_gflops = kernels::measure_fma_peak(pool, engine_->cpu());
-      r.flops_per_token = pp_flops_per_token(stats_, c, t);
-      r.roofline_ts = r.fma_gflops * 1e9 / r.flops_per_token;
+      r_.fma_gflops = kernels::measure_fma_peak(pool_, cpu_);
+      r_.flops_per_token = pp_flops_per_token(stats_, m_.config(), t);
+      r_.roofline_ts = r_.fma_gflops * 1e9 / r_.flops_per_token;
     }
+    profile_.clear();  // only the timed runs
+  }
 
-    profile.clear();  // only the timed runs
-    for (int rep = 0; rep < p_.repetitions; ++rep) {
-      cache->truncate(0, t.n_depth);
-      const auto t0 = Clock::now();
-      if (t.n_prompt > 0) prompt(t.n_depth, t.n_prompt, true);
-      else generate(t.n_depth, t.n_gen);
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-      r.samples_ns.push_back((uint64_t)ns);
-      log_.info("  " + r.test_name() + ": rep " + std::to_string(rep + 1) + " " +
-                std::to_string(1e9 * r.n_tokens() / (double)ns) + " t/s");
-    }
-    if (t.n_gen > 0) {
+  // One timed repetition from the depth.
+  void repeat() {
+    cache_->truncate(0, t_.n_depth);
+    const auto t0 = Clock::now();
+    if (t_.n_prompt > 0) prompt(t_.n_depth, t_.n_prompt, true);
+    else generate(t_.n_depth, t_.n_gen);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    r_.samples_ns.push_back((uint64_t)ns);
+    log_.info("  " + r_.test_name() + " " + kv::cache_type_name(t_.type_k) + "/" + kv::cache_type_name(t_.type_v) +
+              ": rep " + std::to_string(r_.samples_ns.size()) + " " +
+              std::to_string(1e9 * r_.n_tokens() / (double)ns) + " t/s");
+  }
+
+  ResultRow finish() {
+    if (t_.n_gen > 0) {
       // The probe is taken again after the repetitions and the higher figure
       // kept: on a shared machine one probe can land in a busy moment and
       // would then flatter the share of roofline.
-      r.read_bw_gbps = std::max(r.read_bw_gbps, kernels::measure_read_bandwidth(pool, engine_->cpu(),
-                                                                                 (size_t)p_.bw_mib << 20));
-      r.bytes_per_token = tg_bytes_per_token(stats_, t, kv_at_depth, (double)cache->usage(0).bytes);
-      r.roofline_ts = r.read_bw_gbps * 1e9 / r.bytes_per_token;
+      r_.read_bw_gbps =
+          std::max(r_.read_bw_gbps, kernels::measure_read_bandwidth(pool_, cpu_, (size_t)p_.bw_mib << 20));
+      r_.bytes_per_token = tg_bytes_per_token(stats_, t_, kv_at_depth_, (double)cache_->usage(0).bytes);
+      r_.roofline_ts = r_.read_bw_gbps * 1e9 / r_.bytes_per_token;
     }
-    r.kv_bits_per_value = cache->usage(0).bits_per_value;
-    log_.info("  " + r.test_name() + ": KV " + std::to_string(r.kv_bits_per_value).substr(0, 5) + " bits/value");
-    r.rss_end_bytes = rss_bytes();
-    if (p_.profile) std::fputs(profile_table(r, profile, stats_.piece_bytes).c_str(), stderr);
-    return r;
+    r_.kv_bits_per_value = cache_->usage(0).bits_per_value;
+    log_.info("  " + r_.test_name() + ": KV " + std::to_string(r_.kv_bits_per_value).substr(0, 5) + " bits/value");
+    r_.rss_end_bytes = rss_bytes();
+    if (p_.profile) std::fputs(profile_table(r_, profile_, stats_.piece_bytes).c_str(), stderr);
+    return r_;
   }
 
  private:
-  void select_model(const std::string& path, bool q2) {
-    if (engine_ && path == model_path_ && q2 == q2_) return;
-    q2_ = q2;
-    engine_.reset();
-    pool_.reset();  // a pool belongs to one engine's run
+  int ub() const { return std::min(t_.n_batch, t_.n_ubatch); }
+
+  // Positions [from, from+count) in logical batches of -b, each split into
+  // forward calls of -ub; only the last token of a logical batch returns
+  // logits (what llama_decode does for a plain prompt batch).
+  void prompt(int from, int count, bool logits) {
+    std::vector<runtime::BatchToken> batch;
+    for (int lb = from; lb < from + count; lb += t_.n_batch) {
+      const int le = std::min(from + count, lb + t_.n_batch);
+      for (int b = lb; b < le; b += ub()) {
+        batch.clear();
+        for (int i = b; i < std::min(le, b + ub()); ++i) batch.push_back({token_(rng_), 0, i, logits && i + 1 == le});
+        fwd_->eval(batch);
+      }
+    }
+  }
+  void generate(int from, int count) {
+    for (int i = from; i < from + count; ++i) fwd_->eval({{token_(rng_), 0, i, true}});
+  }
+
+  // Synthetic fill: unit-normal rows for every layer that stores its own
+  // KV, cycled from a pool (drawing 10^9 normals would dominate the run).
+  void fill_synthetic(int depth) {
+    constexpr int kPool = 1021;
+    const model::ModelConfig& c = m_.config();
+    int width = 0;
+    for (const auto& l : c.layers) width = std::max(width, l.n_head_kv * l.head_dim);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> rows((size_t)(kPool + 1) * width);
+    for (float& x : rows) x = nd(rng_);
+    for (int pos = 0, r = 0; pos < depth; ++pos) {
+      for (int il = 0; il < c.n_layer; ++il, r = (r + 2) % kPool)
+        if (cache_->has_own_store(il))
+          cache_->store(0, il, pos, &rows[(size_t)r * width], &rows[(size_t)(r + 1) * width]);
+      cache_->commit(0, pos + 1);
+    }
+  }
+
+  const BenchParams& p_;
+  const Logger& log_;
+  const model::Model& m_;
+  const ModelStats& stats_;
+  ThreadPool& pool_;
+  const TestCase t_;
+  ResultRow r_;
+  const CpuFeatures& cpu_;
+  std::mt19937 rng_;
+  std::uniform_int_distribution<int32_t> token_;
+  std::unique_ptr<kv::KvCache> cache_;
+  runtime::StepProfile profile_;
+  std::unique_ptr<runtime::Forward> fwd_;
+  double kv_at_depth_ = 0;
+};
+
+// Models and thread pools for the tests. One at a time unless told to keep
+// them all (--interleave keeps every test's context alive).
+class Runner {
+ public:
+  Runner(const BenchParams& p, const Logger& log) : p_(p), log_(log), cpu_info_(cpu_info()) {}
+
+  std::unique_ptr<TestRun> start(const TestCase& t, bool keep_others) {
+    // The engine fixes its rotation plan (q2_0 or not) at first use.
+    const LoadedModel& lm =
+        select_model(t.model, t.type_k == kv::CacheType::Q2_0 || t.type_v == kv::CacheType::Q2_0, keep_others);
+    ThreadPool& pool = select_pool(t.n_threads, keep_others);
+    ResultRow r;
+    r.build_commit = OSCAR_BUILD_COMMIT;
+    r.cpu_info = cpu_info_;
+    r.model_filename = t.model;
+    r.model_type = lm.stats.type;
+    r.model_size = lm.stats.size;
+    r.model_n_params = lm.stats.n_params;
+    r.test = t;
+    r.test_time = utc_now();
+    r.rss_load_bytes = lm.rss_load;
+    return std::make_unique<TestRun>(p_, log_, lm, pool, t, std::move(r));
+  }
+
+ private:
+  const LoadedModel& select_model(const std::string& path, bool q2, bool keep_others) {
+    const auto key = std::make_pair(path, q2);
+    auto it = models_.find(key);
+    if (it != models_.end()) return it->second;
+    if (!keep_others) {
+      models_.clear();
+      pools_.clear();  // a pool belongs to one engine's run
+    }
     tools::RunSettings s;
     s.model = path;
     s.n_threads = 1;  // the engine's own pool is unused: tests bring theirs
     s.use_mmap = p_.kv.use_mmap;
-    engine_ = tools::Engine::load(s, log_);
-    model_path_ = path;
-    stats_ = model_stats(engine_->model());
-    rss_load_ = rss_bytes();
-    log_.info("model " + path + ": " + stats_.type + ", " + std::to_string(stats_.size >> 20) +
-              " MiB mapped, RSS after load " + std::to_string(rss_load_ >> 20) + " MiB");
+    LoadedModel lm;
+    lm.engine = tools::Engine::load(s, log_);
+    lm.stats = model_stats(lm.engine->model());
+    lm.rss_load = rss_bytes();
+    log_.info("model " + path + ": " + lm.stats.type + ", " + std::to_string(lm.stats.size >> 20) +
+              " MiB mapped, RSS after load " + std::to_string(lm.rss_load >> 20) + " MiB");
+    return models_.emplace(key, std::move(lm)).first->second;
   }
 
-  ThreadPool& select_pool(int n) {
-    if (!pool_ || pool_->size() != n) {
-      pool_.reset();
-      pool_ = std::make_unique<ThreadPool>(n);
-    }
-    return *pool_;
+  ThreadPool& select_pool(int n, bool keep_others) {
+    auto it = pools_.find(n);
+    if (it != pools_.end()) return *it->second;
+    if (!keep_others) pools_.clear();
+    return *pools_.emplace(n, std::make_unique<ThreadPool>(n)).first->second;
   }
 
   const BenchParams& p_;
   const Logger& log_;
   std::string cpu_info_;
-  std::unique_ptr<tools::Engine> engine_;
-  std::unique_ptr<ThreadPool> pool_;
-  std::string model_path_;
-  ModelStats stats_;
-  uint64_t rss_load_ = 0;
-  bool q2_ = false;
+  std::map<std::pair<std::string, bool>, LoadedModel> models_;
+  std::map<int, std::unique_ptr<ThreadPool>> pools_;
 };
 
 int run(int argc, char** argv) {
@@ -309,9 +346,31 @@ int run(int argc, char** argv) {
   auto printer = make_printer(p.output, stdout);
   Runner runner(p, log);
   printer->begin();
-  for (size_t i = 0; i < tests.size(); ++i) {
-    log.info("test " + std::to_string(i + 1) + "/" + std::to_string(tests.size()));
-    printer->row(runner.run(tests[i]));
+  if (!p.interleave) {
+    for (size_t i = 0; i < tests.size(); ++i) {
+      log.info("test " + std::to_string(i + 1) + "/" + std::to_string(tests.size()));
+      const std::unique_ptr<TestRun> run = runner.start(tests[i], false);
+      for (int rep = 0; rep < p.repetitions; ++rep) run->repeat();
+      printer->row(run->finish());
+    }
+  } else {
+    // Every test set up first, then round r runs repetition r of each in
+    // turn: the machine's drift over the run then falls on all tests alike,
+    // and the per-round ratios compare like with like.
+    std::vector<std::unique_ptr<TestRun>> runs;
+    for (size_t i = 0; i < tests.size(); ++i) {
+      log.info("setting up test " + std::to_string(i + 1) + "/" + std::to_string(tests.size()));
+      runs.push_back(runner.start(tests[i], true));
+    }
+    for (int rep = 0; rep < p.repetitions; ++rep)
+      for (auto& run : runs) run->repeat();
+    std::vector<ResultRow> rows;
+    for (auto& run : runs) rows.push_back(run->finish());
+    set_ratios_to_first(rows);
+    for (const ResultRow& r : rows) printer->row(r);
+    printer->end();
+    if (p.output == OutputFormat::Markdown) std::fputs(ratio_table(rows).c_str(), stdout);
+    return 0;
   }
   printer->end();
   return 0;
