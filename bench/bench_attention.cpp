@@ -212,14 +212,14 @@ struct RowKernelBench {
   size_t stride;
   std::vector<uint8_t> rows;
   std::vector<float> q, tmp, scores, p, acc;
-  attention::Q2IntQuery iq;
+  attention::Q2IntQuery iq[2];  // one per 4 heads (kQ2IntQueryHeads), up to 8
   attention::GroupQuery gq;
 
   RowKernelBench(kv::CacheType t, int d, int heads, bool integer_query)
       : block(t == kv::CacheType::Q2_0 ? 128 : 32),
         codec(t, d, env().table, kv::Q2Params{0.96f, d}), stride(codec.row_bytes()), rows(stride * kRows),
         q((size_t)heads * d), tmp((size_t)d), scores((size_t)heads * block), p((size_t)heads * block, 0.01f),
-        acc((size_t)heads * d), gq{q.data(), heads, d, integer_query ? &iq : nullptr} {
+        acc((size_t)heads * d), gq{q.data(), heads, d, integer_query ? iq : nullptr} {
     std::mt19937 rng(5);
     std::normal_distribution<float> nd(0, 1);
     std::vector<float> x((size_t)d);

@@ -92,10 +92,10 @@ void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
   out.scale = scale;
 }
 
-// The heads one integer q2_0 kernel call would take: all of them, or with
-// int_chunks (GroupQuery) at most kQ2IntQueryHeads, the rest in more calls.
-int int_call_heads(int n_heads, bool int_chunks) {
-  return int_chunks ? std::min(n_heads, kQ2IntQueryHeads) : n_heads;
+// The heads one integer q2_0 kernel call would take, of at most `per_call`:
+// all of them, or with int_chunks (GroupQuery) per_call, the rest in more calls.
+int int_call_heads(int n_heads, bool int_chunks, int per_call) {
+  return int_chunks ? std::min(n_heads, per_call) : n_heads;
 }
 
 // Cached rows stored back to back: a stream worth prefetching (RowBlock).
@@ -136,16 +136,22 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
     const detail::IntRowKernels& integer = simd().integer;
-    constexpr int kInt = kQ2IntQueryHeads;
-    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks))) {
+    constexpr int kPrepared = kQ2IntQueryHeads, kCall = detail::kQ2IntCallHeads;
+    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks, kCall))) {
+      // Each prepared query holds 4 heads; a call takes up to two of them.
+      detail::Q2IntView views[kCall / kPrepared];
       detail::RowBlock bc = b;
-      for (int c = 0; c * kInt < gq.n_heads; ++c) {
-        const GroupQuery part{gq.q + (size_t)c * kInt * d, std::min(kInt, gq.n_heads - c * kInt), d, nullptr};
-        Q2IntQuery& iq = gq.q2_int[c];
-        if (iq.g != b.g || iq.scale != scale) prepare_q2_int(part, b.g, scale, iq);
-        integer.score_q2(bc, {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()}, part.n_heads,
-                         scores + (size_t)c * kInt * stride, stride);
-        bc.streamed = false;  // the first chunk brought the rows into cache
+      for (int h0 = 0; h0 < gq.n_heads; h0 += kCall) {
+        const int call_heads = std::min(kCall, gq.n_heads - h0);
+        for (int c = 0; c * kPrepared < call_heads; ++c) {
+          const int hc = h0 + c * kPrepared;
+          const GroupQuery part{gq.q + (size_t)hc * d, std::min(kPrepared, gq.n_heads - hc), d, nullptr};
+          Q2IntQuery& iq = gq.q2_int[hc / kPrepared];
+          if (iq.g != b.g || iq.scale != scale) prepare_q2_int(part, b.g, scale, iq);
+          views[c] = {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()};
+        }
+        integer.score_q2(bc, views, call_heads, scores + (size_t)h0 * stride, stride);
+        bc.streamed = false;  // the first call brought the rows into cache
       }
       return;
     }
@@ -167,8 +173,8 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
-    if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks))) {
-      accumulate_tiles(integer.accumulate_q2, detail::kQ2IntMaxHeads, b, p, stride, n_heads, acc);
+    if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks, detail::kQ2IntCallHeads))) {
+      accumulate_tiles(integer.accumulate_q2, detail::kQ2IntCallHeads, b, p, stride, n_heads, acc);
       return;
     }
     accumulate_tiles(q2 ? set->accumulate_q2 : set->accumulate_f16, set->max_heads, b, p, stride, n_heads, acc);

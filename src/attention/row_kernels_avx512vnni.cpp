@@ -27,6 +27,7 @@
 
 #include "attention/row_kernels_impl.h"
 #include "attention/row_kernels_vnni.h"
+#include "core/in_register.h"
 
 namespace oscar::attention::detail {
 namespace {
@@ -64,8 +65,13 @@ inline void transpose_words(const __m512i* in, __m512i* out) {
   }
 }
 
+// H heads (up to kQ2IntCallHeads): q[c] holds heads 4c .. 4c + 3. Each
+// word's codes are shifted and masked once for all H heads, and the 16 rows
+// transposed once: at 8 heads (Gemma-4's groups) one pass instead of two.
 template <int H>
-void score_q2_int_lanes(const RowBlock& b, const Q2IntView& q, float* scores, size_t ss) {
+void score_q2_int_lanes(const RowBlock& b, const Q2IntView* q, float* scores, size_t ss) {
+  static_assert(H <= kQ2IntCallHeads);
+  constexpr int kPerView = kQ2IntQueryHeads;
   const int d = b.d, g = b.g, qn = g / 4, ng = d / g;
   const size_t gb = 4 + (size_t)qn;
   const __m512i three = _mm512_set1_epi8(3);
@@ -84,52 +90,65 @@ void score_q2_int_lanes(const RowBlock& b, const Q2IntView& q, float* scores, si
     for (int h = 0; h < H; ++h) sum[h] = _mm512_setzero_ps();
     for (int gi = 0; gi < ng; ++gi) {
       __m512i dot[H][kT];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int h = 0; h < H; ++h)
 #pragma GCC unroll 3
         for (int t = 0; t < kT; ++t) dot[h][t] = _mm512_setzero_si512();
       for (int cb = 0; cb < qn; cb += 32) {
         const size_t at = gi * gb + 4 + cb;
-        __m512i in[8], w[8];
+        __m512i in[8];
+        alignas(64) __m512i w[8];
         for (int i = 0; i < 8; ++i) in[i] = load_pair(r[i] + at, r[i + 8] + at);
         transpose_words(in, w);
-        const int8_t* qw = q.digits + ((size_t)gi * (qn / 4) + cb / 4) * 4 * kSlotBytes;
+        // The slot of (word m, field k) of each view's digits.
+        const size_t slot0 = ((size_t)gi * (qn / 4) + cb / 4) * 4 * kSlotBytes;
 #pragma GCC unroll 8
-        for (int m = 0; m < 8; ++m, qw += 4 * kSlotBytes)
+        for (int m = 0; m < 8; ++m)
 #pragma GCC unroll 4
           for (int k = 0; k < 4; ++k) {
-            const __m512i codes = _mm512_and_si512(k == 0 ? w[m] : _mm512_srli_epi16(w[m], 2 * k), three);
-#pragma GCC unroll 4
+            // Past 4 heads the words come back from memory: the 24
+            // accumulators leave too few registers to keep all 8.
+            const __m512i wm = H > kPerView ? in_register(_mm512_load_si512(&w[m])) : w[m];
+            const __m512i codes = _mm512_and_si512(k == 0 ? wm : _mm512_srli_epi16(wm, 2 * k), three);
+            const size_t slot = slot0 + ((size_t)m * 4 + k) * kSlotBytes;
+#pragma GCC unroll 8
             for (int h = 0; h < H; ++h)
 #pragma GCC unroll 3
-              for (int t = 0; t < kT; ++t) dot[h][t] = dpbusd_bcast(dot[h][t], codes, qw + k * kSlotBytes + (h * kT + t) * 4);
+              for (int t = 0; t < kT; ++t)
+                dot[h][t] = dpbusd_bcast(dot[h][t], codes, q[h / kPerView].digits + slot + ((h % kPerView) * kT + t) * 4);
           }
       }
       // Lane L: the f16 scale of its row's group in the low half, the offset in the high half.
       __m512 s, lo;
       unpack_headers(_mm512_i32gather_epi32(hdr_at, b.rows + (size_t)j0 * b.stride + gi * gb, 1), s, lo);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int h = 0; h < H; ++h) {
         __m512 v = _mm512_cvtepi32_ps(dot[h][0]);
 #pragma GCC unroll 3
         for (int t = 1; t < kT; ++t) v = _mm512_fmadd_ps(v, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(dot[h][t]));
         sum[h] = _mm512_fmadd_ps(v, s, sum[h]);
-        sum[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(q.lo_weight[(size_t)h * ng + gi]), sum[h]);
+        const Q2IntView& qv = q[h / kPerView];
+        sum[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(qv.lo_weight[(size_t)(h % kPerView) * ng + gi]), sum[h]);
       }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int h = 0; h < H; ++h)
-      _mm512_mask_storeu_ps(scores + (size_t)h * ss + j0, m16,
-                            _mm512_permutexvar_ps(lane_row, _mm512_mul_ps(sum[h], _mm512_set1_ps(q.out_scale[h]))));
+      _mm512_mask_storeu_ps(
+          scores + (size_t)h * ss + j0, m16,
+          _mm512_permutexvar_ps(lane_row, _mm512_mul_ps(sum[h], _mm512_set1_ps(q[h / kPerView].out_scale[h % kPerView]))));
   }
 }
 
-void score_q2_int(const RowBlock& b, const Q2IntView& q, int n_heads, float* scores, size_t stride) {
+void score_q2_int(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores, size_t stride) {
   switch (n_heads) {
     case 1: return score_q2_int_lanes<1>(b, q, scores, stride);
     case 2: return score_q2_int_lanes<2>(b, q, scores, stride);
     case 3: return score_q2_int_lanes<3>(b, q, scores, stride);
-    default: return score_q2_int_lanes<4>(b, q, scores, stride);
+    case 4: return score_q2_int_lanes<4>(b, q, scores, stride);
+    case 5: return score_q2_int_lanes<5>(b, q, scores, stride);
+    case 6: return score_q2_int_lanes<6>(b, q, scores, stride);
+    case 7: return score_q2_int_lanes<7>(b, q, scores, stride);
+    default: return score_q2_int_lanes<8>(b, q, scores, stride);
   }
 }
 

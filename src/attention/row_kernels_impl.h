@@ -72,7 +72,11 @@ struct RowKernels {
 // kQ2IntDigits signed bytes per value, most significant first:
 // q_i = step * sum_t D_t[i] 256^(T-1-t) up to rounding (Q2IntQuery).
 constexpr int kQ2IntDigits = 3;
-constexpr int kQ2IntMaxHeads = kQ2IntQueryHeads;  // query heads the integer kernels take
+constexpr int kQ2IntMaxHeads = kQ2IntQueryHeads;  // query heads one prepared query holds
+// Query heads one integer kernel call takes (scores: two prepared queries).
+// Gemma-4's groups of 8 heads then transpose and mask each block's codes
+// once, not once per 4 heads; see IntRowKernels.
+constexpr int kQ2IntCallHeads = 2 * kQ2IntQueryHeads;
 // Digits are stored in the order the kernel reads them. Code byte b of a
 // group holds, in its 2-bit field k, the code of value k*(g/4) + b; the
 // kernel takes four bytes (a word) at a time. For each group gi, word m and
@@ -91,33 +95,36 @@ struct Q2IntView {
   const float* lo_weight = nullptr;
   const float* out_scale = nullptr;
 };
-// scores[h * stride + j] = scale * q_h . x_j for n_heads <= kQ2IntMaxHeads.
-using IntScoreKernel = void (*)(const RowBlock& b, const Q2IntView& q, int n_heads, float* scores, size_t stride);
+// scores[h * stride + j] = scale * q_h . x_j for n_heads <= kQ2IntCallHeads;
+// q[c] is the prepared query of heads 4c .. 4c + 3.
+using IntScoreKernel = void (*)(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores, size_t stride);
 
 // q2_0 value sums from integer dot products: each row's weight p_j * s_j as
 // kQ2IntWeightDigits signed bytes per (group, head), scaled to the group's
-// largest weight (row_kernels_avx512vbmi.cpp), for up to kQ2IntMaxHeads heads
+// largest weight (row_kernels_avx512vbmi.cpp), for up to kQ2IntCallHeads heads
 // and blocks of up to kMaxTileRows rows. Two digits (16 bits) were
 // about 1.5x faster at 4 heads but broke the 1e-4 fused-vs-reference bound.
 constexpr int kQ2IntWeightDigits = 3;
 constexpr int kQ2IntMaxValueGroup = 512;
 
-// Both take groups of up to kQ2IntMaxHeads query heads only. Larger groups
-// would pass over each row once per 4 heads, and the digits crowd the rows
-// out of L1: at Gemma-4's 8 heads of 512 the real decode was 10% (scores)
-// and 7% (value sums) slower than with the float kernels.
+// Both take groups of up to kQ2IntCallHeads query heads in one call. Calls of
+// 4 heads each passed over a row once per 4 heads, and at Gemma-4's 8 heads
+// of 512 decode was 10% (scores) and 7% (value sums) slower with them than
+// with the float kernels (session 12); in one call of 8 heads the scores
+// are 1.5x and the value sums 1.2x faster than the float kernels
+// (bench/RESULTS.md, session 22).
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
   AccumulateKernel accumulate_q2 = nullptr;
   // Scores: a group's code bytes in a row are a multiple of 32, the unit
   // the kernel transposes (8 words of 16 rows).
   bool takes_q2(int d, int g, int heads) const {
-    return score_q2 && heads <= kQ2IntMaxHeads && g > 0 && g % 128 == 0 && d % g == 0;
+    return score_q2 && heads <= kQ2IntCallHeads && g > 0 && g % 128 == 0 && d % g == 0;
   }
   // Value sums: quarters of a group are whole 16-byte loads, and a group's
   // transposed codes fit the kernel's buffer.
   bool accumulates_q2(int d, int g, int heads) const {
-    return accumulate_q2 && heads <= kQ2IntMaxHeads && g > 0 && g % 64 == 0 && g <= kQ2IntMaxValueGroup && d % g == 0;
+    return accumulate_q2 && heads <= kQ2IntCallHeads && g > 0 && g % 64 == 0 && g <= kQ2IntMaxValueGroup && d % g == 0;
   }
 };
 

@@ -112,7 +112,8 @@ TEST(RowKernels, Q2MatchesDecodedRows) {
 
 // q2_0 scores with the query's integer form (GroupQuery::q2_int): on CPUs
 // with AVX512-VNNI, integer dot products against the query rounded to
-// 24 bits, for groups of up to 4 heads (larger ones use the float kernels).
+// 24 bits, for groups of up to 8 heads in one call (larger ones use the float
+// kernels).
 // Its error bound is the float kernels' plus that rounding:
 // scale * (max |q_h| / (127 * 2^16)) / 2 * sum |x|. A query with one outlier
 // channel and an all-zero head are among the cases; one Q2IntQuery serves
@@ -121,7 +122,7 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
   std::mt19937 rng(12);
   std::normal_distribution<float> nd(0, 1);
   const bool vnni = detect_cpu().avx512vnni;
-  Q2IntQuery iq;
+  Q2IntQuery iq[3];  // one per 4 heads
   for (int d : {128, 256, 512})
     for (int g : {64, 128, 256, 512}) {
       if (g > d || d % g != 0) continue;
@@ -133,8 +134,8 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
         q[3] = 900.0f;                                                     // an outlier channel
         if (heads > 2) std::fill(q.begin() + d, q.begin() + 2 * d, 0.0f);  // an all-zero head
         const float scale0 = 0.0625f * (float)heads;
-        iq.forget();  // a new query
-        const GroupQuery gq{q.data(), heads, d, &iq};
+        for (Q2IntQuery& one : iq) one.forget();  // a new query
+        const GroupQuery gq{q.data(), heads, d, iq};
         const size_t ss = (size_t)n + 3;
         std::vector<float> scores((size_t)heads * ss, -7.0f), tmp((size_t)d);
         for (int blk = 0; blk < 3; ++blk) {  // blocks of rows, one prepared query; the last with another scale
@@ -143,8 +144,11 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
           score_rows(r.codec, rows, r.stride, n, gq, scale, scores.data(), ss, tmp.data());
           const std::string where = "d=" + std::to_string(d) + " g=" + std::to_string(g) +
                                     " heads=" + std::to_string(heads) + " block " + std::to_string(blk);
-          if (vnni && g % 128 == 0 && heads <= detail::kQ2IntMaxHeads) {
-            EXPECT_EQ(iq.g, g) << where << ": the integer kernels were not used";
+          if (vnni && g % 128 == 0 && heads <= detail::kQ2IntCallHeads) {
+            EXPECT_EQ(iq[0].g, g) << where << ": the integer kernels were not used";
+            if (heads > 4) {
+              EXPECT_EQ(iq[1].g, g) << where << ": heads 4.. not through the integer kernels";
+            }
           }
           for (int h = 0; h < heads; ++h) {
             float mx = 0;
@@ -174,7 +178,7 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
 // 0.5 * step * sum_j |c_j[i]| per value (c_j[i] <= 3, step = max |p s| /
 // (127 * 2^16) per group and head). Block lengths that are not a multiple of
 // the 4 rows one instruction sums, and all-zero and one-dominant weights.
-// (The dispatch uses it for groups of up to 4 heads, so the other tests and
+// (The dispatch uses it for groups of up to 8 heads, so the other tests and
 // test_fused_vs_reference cover it through score_rows/accumulate_rows too.)
 TEST(RowKernels, Q2IntegerValueSumsMatchDecodedRows) {
 #if defined(OSCAR_X86)
@@ -187,7 +191,7 @@ TEST(RowKernels, Q2IntegerValueSumsMatchDecodedRows) {
   for (int d : {64, 128, 256, 512})
     for (int g : {64, 128, 256, 512}) {
       if (g > d || d % g != 0) continue;
-      for (int heads = 1; heads <= detail::kQ2IntMaxHeads; ++heads)
+      for (int heads = 1; heads <= detail::kQ2IntCallHeads; ++heads)
         for (int n : {1, 3, 4, 37, 64, detail::kMaxTileRows}) {
           const Rows r = make_rows(kv::CacheType::Q2_0, d, g, n, rng);
           const size_t ps = (size_t)n + 2;
