@@ -283,7 +283,8 @@ TEST_F(OscarBench, InterleaveRunsRoundsAcrossTestsAndReportsRatios) {
   const size_t ratios = r.out.find("Interleaved: t/s against the first test");
   ASSERT_NE(ratios, std::string::npos) << r.out;
   EXPECT_LT(r.out.find("| model |"), ratios);
-  for (const char* type : {"| f16 | f16 | 1 | 1.000 1.000 1.000 | 1.000 |", "| q8_0 | f16 | 1 |", "| q2_0 | f16 | 1 |"})
+  for (const char* type : {"| tiny.gguf | tg2 @ d8 | f16 | f16 | 1 | 1.000 1.000 1.000 | 1.000 |",
+                           "| tiny.gguf | tg2 @ d8 | q8_0 | f16 | 1 |", "| tiny.gguf | tg2 @ d8 | q2_0 | f16 | 1 |"})
     EXPECT_NE(r.out.find(type, ratios), std::string::npos) << type << "\n" << r.out;
 
   // One test after another without the flag.

@@ -218,15 +218,17 @@ void set_ratios_to_first(std::vector<ResultRow>& rows) {
 
 std::string ratio_table(const std::vector<ResultRow>& rows) {
   if (rows.empty()) return "";
-  std::string s = "\nInterleaved: t/s against the first test, round by round\n\n| test | type_k | type_v | threads "
-                  "| per round | median |\n| --- | --- | --- | ---: | --- | ---: |\n";
+  std::string s = "\nInterleaved: t/s against the first test, round by round\n\n| model file | test | type_k | type_v "
+                  "| threads | per round | median |\n| --- | --- | --- | --- | ---: | --- | ---: |\n";
   for (const ResultRow& r : rows) {
     std::string per_round;
     for (double x : round_ratios(r, rows.front())) {
       if (!per_round.empty()) per_round += ' ';
       per_round += fmt("%.3f", x);
     }
-    s += fmt_row({r.test_name(), kv::cache_type_name(r.test.type_k), kv::cache_type_name(r.test.type_v),
+    const size_t slash = r.model_filename.find_last_of('/');
+    s += fmt_row({slash == std::string::npos ? r.model_filename : r.model_filename.substr(slash + 1), r.test_name(),
+                  kv::cache_type_name(r.test.type_k), kv::cache_type_name(r.test.type_v),
                   std::to_string(r.test.n_threads), per_round, fmt("%.3f", r.ratio_to_first)});
   }
   return s;
