@@ -27,8 +27,8 @@ constexpr int kMaxBlock = 128;
 // and of Gemma-4's global d512 (132 bytes; 4-5% faster there at 16K).
 constexpr size_t kSmallRowBytes = 136;
 constexpr int kMinChunk = 256;        // fewest cached positions worth a thread of their own
-// Query heads one item serves (QueryTile). The row kernels take 8 (float)
-// or 4 (integer q2_0) heads a call and the tile's further heads in more
+// Query heads one item serves (QueryTile). The row kernels take 8 heads a
+// call (float and integer q2_0 alike) and the tile's further heads in more
 // calls over the same rows, then in L1: a prompt at depth streams each row
 // from memory once per tile, so larger tiles read less. pp512 at depth 8192,
 // qwen3-0.6b (GQA 4): f16 87-90 t/s with tiles of 8 heads, 101-102 with 32
@@ -321,8 +321,8 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
       // the kind of block changes (at most at the q2_0 tier's two ends).
       const bool tiles_here = options.prompt_tiles && tile.n > 1 && detail::PromptTile::available(heads, d);
       for (Q2IntQuery& iq : q2_int) iq.forget();
-      // A prompt's tiles take the integer q2_0 kernels 4 heads at a time; a
-      // decode token with more than 4 heads a group keeps the float ones.
+      // A prompt's tiles take the integer q2_0 kernels 8 heads a call; a
+      // decode token with more than 8 heads a group keeps the float ones.
       const GroupQuery gq{tq, heads, d, q2_int.data(), tile.n > 1};
       const ItemView item_view{layer, b, t0, tile.n, group, heads, g, d, kv_width, n_cached};
 
