@@ -57,7 +57,7 @@ const detail::RowKernels* set_for(const kv::RowCodec& c, int d) {
 // q_i = step * sum_t D_t[i] 256^(T-1-t) + rounding, |rounding| <= step / 2,
 // with step = max |q_i| / (127 * 256^(T-1)) per head: balanced base-256
 // digits, so every digit is a signed byte (the top one within +-127).
-// Takes at most kQ2IntMaxHeads heads.
+// Takes at most kQ2IntQueryHeads heads.
 void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
   constexpr int T = detail::kQ2IntDigits;
   const int d = gq.d, ng = d / g, qn = g / 4;
@@ -92,10 +92,10 @@ void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
   out.scale = scale;
 }
 
-// The heads one integer q2_0 kernel call would take, of at most `per_call`:
-// all of them, or with int_chunks (GroupQuery) per_call, the rest in more calls.
-int int_call_heads(int n_heads, bool int_chunks, int per_call) {
-  return int_chunks ? std::min(n_heads, per_call) : n_heads;
+// The heads one integer q2_0 kernel call would take: all of them, or with
+// int_chunks (GroupQuery) at most kQ2IntCallHeads, the rest in more calls.
+int int_call_heads(int n_heads, bool int_chunks) {
+  return int_chunks ? std::min(n_heads, detail::kQ2IntCallHeads) : n_heads;
 }
 
 // Cached rows stored back to back: a stream worth prefetching (RowBlock).
@@ -137,7 +137,7 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
     const detail::IntRowKernels& integer = simd().integer;
     constexpr int kPrepared = kQ2IntQueryHeads, kCall = detail::kQ2IntCallHeads;
-    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks, kCall))) {
+    if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks))) {
       // Each prepared query holds 4 heads; a call takes up to two of them.
       detail::Q2IntView views[kCall / kPrepared];
       detail::RowBlock bc = b;
@@ -173,7 +173,7 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride)};
-    if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks, detail::kQ2IntCallHeads))) {
+    if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks))) {
       accumulate_tiles(integer.accumulate_q2, detail::kQ2IntCallHeads, b, p, stride, n_heads, acc);
       return;
     }

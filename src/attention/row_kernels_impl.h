@@ -72,7 +72,6 @@ struct RowKernels {
 // kQ2IntDigits signed bytes per value, most significant first:
 // q_i = step * sum_t D_t[i] 256^(T-1-t) up to rounding (Q2IntQuery).
 constexpr int kQ2IntDigits = 3;
-constexpr int kQ2IntMaxHeads = kQ2IntQueryHeads;  // query heads one prepared query holds
 // Query heads one integer kernel call takes (scores: two prepared queries).
 // Gemma-4's groups of 8 heads then transpose and mask each block's codes
 // once, not once per 4 heads; see IntRowKernels.
@@ -83,7 +82,7 @@ constexpr int kQ2IntCallHeads = 2 * kQ2IntQueryHeads;
 // field k, in that order, a slot of kQ2IntSlotBytes holds, for each head h
 // and digit t (at (h * kQ2IntDigits + t) * 4), the digits of values
 // gi*g + k*(g/4) + 4m .. +3.
-constexpr size_t kQ2IntSlotBytes = (size_t)kQ2IntMaxHeads * kQ2IntDigits * 4;
+constexpr size_t kQ2IntSlotBytes = (size_t)kQ2IntQueryHeads * kQ2IntDigits * 4;
 // Bytes of a prepared query for rows of d values: a slot per 4 values.
 constexpr size_t q2_int_query_bytes(int d) { return (size_t)d / 4 * kQ2IntSlotBytes; }
 

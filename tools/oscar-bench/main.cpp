@@ -345,6 +345,7 @@ int run(int argc, char** argv) {
   const std::vector<TestCase> tests = expand_tests(p);
   auto printer = make_printer(p.output, stdout);
   Runner runner(p, log);
+  std::vector<ResultRow> rows;  // --interleave: all rows, printed together at the end
   printer->begin();
   if (!p.interleave) {
     for (size_t i = 0; i < tests.size(); ++i) {
@@ -364,15 +365,12 @@ int run(int argc, char** argv) {
     }
     for (int rep = 0; rep < p.repetitions; ++rep)
       for (auto& run : runs) run->repeat();
-    std::vector<ResultRow> rows;
     for (auto& run : runs) rows.push_back(run->finish());
     set_ratios_to_first(rows);
     for (const ResultRow& r : rows) printer->row(r);
-    printer->end();
-    if (p.output == OutputFormat::Markdown) std::fputs(ratio_table(rows).c_str(), stdout);
-    return 0;
   }
   printer->end();
+  if (p.interleave && p.output == OutputFormat::Markdown) std::fputs(ratio_table(rows).c_str(), stdout);
   return 0;
 }
 
