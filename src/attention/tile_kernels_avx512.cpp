@@ -69,10 +69,10 @@ void gemm_nv(const float* a, size_t sa, size_t sk, int m, int kk, const float* b
   const size_t per_pass = (ahead_bytes / (size_t)std::max(1, m / R) + 63) & ~(size_t)63;
   int r = 0;
   for (; r + R <= m; r += R, ahead += per_pass) {
-    if (ahead_bytes > 0) prefetch_lines_l2(ahead, std::min(per_pass, ahead_bytes)), ahead_bytes -= std::min(per_pass, ahead_bytes);
+    if (ahead_bytes > 0) prefetch_lines(ahead, std::min(per_pass, ahead_bytes)), ahead_bytes -= std::min(per_pass, ahead_bytes);
     gemm_rows<NV, R>(a + (size_t)r * sa, sa, sk, kk, b, ldb, c + (size_t)r * ldc, ldc, accumulate);
   }
-  if (ahead_bytes > 0) prefetch_lines_l2(ahead, ahead_bytes);
+  if (ahead_bytes > 0) prefetch_lines(ahead, ahead_bytes);
   if (r < m) gemm_tail<NV, R>(m - r, a + (size_t)r * sa, sa, sk, kk, b, ldb, c + (size_t)r * ldc, ldc, accumulate);
 }
 

@@ -34,21 +34,15 @@ inline void prefetch_lines_with(const void* p, size_t bytes) {
   }
 }
 
-// The hint for streams is non-temporal (prefetchnta). Everything streamed
-// this way (the weights, the cached K and V rows) is read once per decode
-// step, and a step reads far more bytes (the whole model) than the caches
-// hold; with the default hint every line also went through L2 and displaced
-// what stays hot from one layer to the next (activations, scratch).
-// qwen3-0.6b decode at depth 0, 2 threads, six alternating runs: median 176
-// against 167 t/s, and rdtsc around the pieces of a step put attention and
-// the output matrix 10-15% faster. qwen3-4b at depth 0 and 16384 and the
-// one-matrix GEMV benchmarks: within noise (bench/RESULTS.md, session 19).
-inline void prefetch_lines(const void* p, size_t bytes) { prefetch_lines_with<0>(p, bytes); }
-
-// The hint that keeps the lines in L2 (prefetcht1), for data read after
-// other work has passed through L1: a prompt tile fetches its rows two
-// blocks ahead, and meanwhile its query, accumulators and decoded block
-// cycle through L1, where non-temporal lines would be evicted before use.
-inline void prefetch_lines_l2(const void* p, size_t bytes) { prefetch_lines_with<2>(p, bytes); }
+// The hint keeps the lines in L2 (prefetcht1). Everything streamed this way
+// is read once per decode step, so the non-temporal hint (prefetchnta, into
+// L1 only) looked right, and on session 19's machine it was: qwen3-0.6b
+// decode at depth 0, 176 against 167 t/s. On session 23's machine it halved
+// every stream: qwen3-0.6b decode at depth 0 27.3 against 56.3 t/s (35%
+// against 72% of the probe), and qwen3-4b q2_0 decode at depth 16384 2.95
+// against 5.98 t/s; the lines were gone from L1 before use whenever
+// anything else passed through it. A line in L2 survives that
+// (bench/RESULTS.md, session 23).
+inline void prefetch_lines(const void* p, size_t bytes) { prefetch_lines_with<2>(p, bytes); }
 
 }  // namespace oscar

@@ -53,7 +53,7 @@ double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t b
     for (size_t i = b; i < e; ++i) buf[i] = (float)(i & 7) * 0.125f;
   });
   // Two loops, with and without the streaming kernels' software prefetch
-  // (non-temporal, core/prefetch.h), the faster kept: on this Zen 5 one
+  // (core/prefetch.h), the faster kept: on a Zen 5 one
   // thread reads ~15% more without it, and the rows16 GEMV, which
   // prefetches less densely than the old probe, outran a prefetching-only
   // probe (bench/RESULTS.md, session 14).
