@@ -4,9 +4,59 @@
 #include <cmath>
 
 #include "attention/row_kernels_impl.h"
+#include "core/cpu_features.h"
 #include "kernels/ops.h"
 
 namespace oscar::attention {
+
+namespace detail {
+
+void prepare_q2_int_query(const float* q_heads, int n_heads, int d, int g, float scale, bool tile_layout,
+                          Q2IntQuery& out) {
+  constexpr int T = kQ2IntDigits;
+  const int ng = d / g, qn = g / 4;
+  out.digits.assign(q2_int_query_bytes(d), 0);
+  out.lo_weight.resize((size_t)n_heads * ng);
+  out.out_scale.resize((size_t)n_heads);
+  const double top = 127.0 * std::pow(256.0, T - 1);
+  for (int h = 0; h < n_heads; ++h) {
+    const float* q = q_heads + (size_t)h * d;
+    float mx = 0.0f;
+    for (int i = 0; i < d; ++i) mx = std::max(mx, std::fabs(q[i]));
+    const double step = mx > 0.0f ? mx / top : 1.0;
+    for (int gi = 0; gi < ng; ++gi) {
+      double sum = 0;
+      for (int r = 0; r < g; ++r) {  // value gi*g + r: field k of code byte b
+        const float v = q[gi * g + r];
+        sum += v;
+        const int k = r / qn, b = r % qn;
+        int8_t* slot = out.digits.data() + (((size_t)gi * (qn / 4) + b / 4) * 4 + k) * kQ2IntSlotBytes;
+        long long x = std::llround(v / step);
+        for (int t = T - 1; t >= 0; --t) {
+          const int digit = t == 0 ? (int)x : (int)(((x + 128) & 255) - 128);
+          x = (x - digit) / 256;
+          slot[(h * T + t) * 4 + b % 4] = (int8_t)digit;
+        }
+      }
+      out.lo_weight[(size_t)h * ng + gi] = (float)(sum / step);
+    }
+    out.out_scale[(size_t)h] = (float)(step * scale);
+  }
+  out.tile_digits.clear();
+  if (tile_layout) {
+    constexpr int kSlots = 16;  // 4-value slots per tile row of 64 bytes
+    out.tile_digits.resize(q2_int_tile_bytes(d));
+    for (int s = 0; s < d / 64; ++s)
+      for (int row = 0; row < kQ2IntTileRows; ++row)
+        for (int i = 0; i < kSlots; ++i)
+          std::copy_n(out.digits.data() + (size_t)(kSlots * s + i) * kQ2IntSlotBytes + row * 4, 4,
+                      out.tile_digits.data() + s * kQ2IntTileBytes + row * 64 + i * 4);
+  }
+  out.g = g;
+  out.scale = scale;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -29,6 +79,11 @@ const SimdSets& simd() {
         if (__builtin_cpu_supports("avx512vnni")) {
           r.integer = detail::avx512vnni_row_kernels();
           if (__builtin_cpu_supports("avx512vbmi")) r.integer.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
+          // The same sums on AMX tiles where the OS lets this process use
+          // them (detect_cpu asks): 1.6-2.4x the AVX512-VNNI kernels' speed
+          // on rows in cache (bench/RESULTS.md, session 23).
+          const CpuFeatures cpu = detect_cpu();
+          if (cpu.amx_int8 && cpu.gfni && cpu.avx512vbmi) r.integer = detail::amx_row_kernels();
         }
       }
     }
@@ -52,44 +107,6 @@ const detail::RowKernels* set_for(const kv::RowCodec& c, int d) {
   if (simd().wide.takes_q2(d, g)) return &simd().wide;
   if (simd().narrow.takes_q2(d, g)) return &simd().narrow;
   return nullptr;
-}
-
-// q_i = step * sum_t D_t[i] 256^(T-1-t) + rounding, |rounding| <= step / 2,
-// with step = max |q_i| / (127 * 256^(T-1)) per head: balanced base-256
-// digits, so every digit is a signed byte (the top one within +-127).
-// Takes at most kQ2IntQueryHeads heads.
-void prepare_q2_int(const GroupQuery& gq, int g, float scale, Q2IntQuery& out) {
-  constexpr int T = detail::kQ2IntDigits;
-  const int d = gq.d, ng = d / g, qn = g / 4;
-  out.digits.assign(detail::q2_int_query_bytes(d), 0);
-  out.lo_weight.resize((size_t)gq.n_heads * ng);
-  out.out_scale.resize((size_t)gq.n_heads);
-  const double top = 127.0 * std::pow(256.0, T - 1);
-  for (int h = 0; h < gq.n_heads; ++h) {
-    const float* q = gq.q + (size_t)h * d;
-    float mx = 0.0f;
-    for (int i = 0; i < d; ++i) mx = std::max(mx, std::fabs(q[i]));
-    const double step = mx > 0.0f ? mx / top : 1.0;
-    for (int gi = 0; gi < ng; ++gi) {
-      double sum = 0;
-      for (int r = 0; r < g; ++r) {  // value gi*g + r: field k of code byte b
-        const float v = q[gi * g + r];
-        sum += v;
-        const int k = r / qn, b = r % qn;
-        int8_t* slot = out.digits.data() + (((size_t)gi * (qn / 4) + b / 4) * 4 + k) * detail::kQ2IntSlotBytes;
-        long long x = std::llround(v / step);
-        for (int t = T - 1; t >= 0; --t) {
-          const int digit = t == 0 ? (int)x : (int)(((x + 128) & 255) - 128);
-          x = (x - digit) / 256;
-          slot[(h * T + t) * 4 + b % 4] = (int8_t)digit;
-        }
-      }
-      out.lo_weight[(size_t)h * ng + gi] = (float)(sum / step);
-    }
-    out.out_scale[(size_t)h] = (float)(step * scale);
-  }
-  out.g = g;
-  out.scale = scale;
 }
 
 // The heads one integer q2_0 kernel call would take: all of them, or with
@@ -145,10 +162,11 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
         const int call_heads = std::min(kCall, gq.n_heads - h0);
         for (int c = 0; c * kPrepared < call_heads; ++c) {
           const int hc = h0 + c * kPrepared;
-          const GroupQuery part{gq.q + (size_t)hc * d, std::min(kPrepared, gq.n_heads - hc), d, nullptr};
           Q2IntQuery& iq = gq.q2_int[hc / kPrepared];
-          if (iq.g != b.g || iq.scale != scale) prepare_q2_int(part, b.g, scale, iq);
-          views[c] = {iq.digits.data(), iq.lo_weight.data(), iq.out_scale.data()};
+          if (iq.g != b.g || iq.scale != scale)
+            detail::prepare_q2_int_query(gq.q + (size_t)hc * d, std::min(kPrepared, gq.n_heads - hc), d, b.g, scale,
+                                         integer.tile_digits, iq);
+          views[c] = {iq.digits.data(), iq.tile_digits.data(), iq.lo_weight.data(), iq.out_scale.data()};
         }
         integer.score_q2(bc, views, call_heads, scores + (size_t)h0 * stride, stride);
         bc.streamed = false;  // the first call brought the rows into cache

@@ -20,7 +20,7 @@ constexpr int kQ2IntQueryHeads = 4;  // query heads one Q2IntQuery holds: one in
 struct Q2IntQuery {
   int g = 0;  // q2 group size it was made for; 0: not made
   float scale = 0.0f;
-  std::vector<int8_t> digits;
+  std::vector<int8_t> digits, tile_digits;
   std::vector<float> lo_weight, out_scale;
   void forget() { g = 0; }
 };

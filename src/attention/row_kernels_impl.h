@@ -86,14 +86,33 @@ constexpr size_t kQ2IntSlotBytes = (size_t)kQ2IntQueryHeads * kQ2IntDigits * 4;
 // Bytes of a prepared query for rows of d values: a slot per 4 values.
 constexpr size_t q2_int_query_bytes(int d) { return (size_t)d / 4 * kQ2IntSlotBytes; }
 
-// A prepared query: digits (q2_int_query_bytes(d)), lo_weight[h * (d/g) + gi]
-// = sum of head h's group gi / step_h, and out_scale[h] = step_h * the score
-// scale.
+// The same digits as AMX tiles (row_kernels_amx.cpp), for the kernel sets
+// that ask for them (IntRowKernels::tile_digits): per 64 values (16 slots),
+// one tile of kQ2IntTileRows rows of 64 bytes, row h * kQ2IntDigits + t
+// holding digit t of head h for those 16 slots in slot order, 4 bytes each.
+// Rows of heads the query lacks are zero.
+constexpr int kQ2IntTileRows = kQ2IntQueryHeads * kQ2IntDigits;
+constexpr size_t kQ2IntTileBytes = (size_t)kQ2IntTileRows * 64;
+constexpr size_t q2_int_tile_bytes(int d) { return (size_t)d / 64 * kQ2IntTileBytes; }
+
+// A prepared query: digits (q2_int_query_bytes(d)), tile_digits (where asked
+// for), lo_weight[h * (d/g) + gi] = sum of head h's group gi / step_h, and
+// out_scale[h] = step_h * the score scale.
 struct Q2IntView {
   const int8_t* digits = nullptr;
+  const int8_t* tile_digits = nullptr;
   const float* lo_weight = nullptr;
   const float* out_scale = nullptr;
 };
+// Prepares the query of n_heads <= kQ2IntQueryHeads heads (q_heads: (n_heads,
+// d), post-rotation) for rows of group size g, and scores scaled by scale:
+// q_i = step * sum_t D_t[i] 256^(T-1-t) + rounding, |rounding| <= step / 2,
+// with step = max |q_i| / (127 * 256^(T-1)) per head: balanced base-256
+// digits, so every digit is a signed byte (the top one within +-127). With
+// tile_layout, also lays the digits out as AMX tiles (q2_int_tile_bytes).
+void prepare_q2_int_query(const float* q_heads, int n_heads, int d, int g, float scale, bool tile_layout,
+                          Q2IntQuery& out);
+
 // scores[h * stride + j] = scale * q_h . x_j for n_heads <= kQ2IntCallHeads;
 // q[c] is the prepared query of heads 4c .. 4c + 3.
 using IntScoreKernel = void (*)(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores, size_t stride);
@@ -115,10 +134,13 @@ constexpr int kQ2IntMaxValueGroup = 512;
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
   AccumulateKernel accumulate_q2 = nullptr;
+  bool tile_digits = false;  // score_q2 reads Q2IntView::tile_digits
+  int max_score_dim = 0;     // the largest head dim score_q2 takes; 0: any
   // Scores: a group's code bytes in a row are a multiple of 32, the unit
   // the kernel transposes (8 words of 16 rows).
   bool takes_q2(int d, int g, int heads) const {
-    return score_q2 && heads <= kQ2IntCallHeads && g > 0 && g % 128 == 0 && d % g == 0;
+    return score_q2 && heads <= kQ2IntCallHeads && g > 0 && g % 128 == 0 && d % g == 0 &&
+           (max_score_dim == 0 || d <= max_score_dim);
   }
   // Value sums: quarters of a group are whole 16-byte loads, and a group's
   // transposed codes fit the kernel's buffer.
@@ -138,5 +160,11 @@ RowKernels avx512_narrow_row_kernels();
 // value sums need VBMI as well (row_kernels_avx512vbmi.cpp).
 IntRowKernels avx512vnni_row_kernels();
 AccumulateKernel avx512vbmi_q2_accumulate_kernel();
+// The same sums on AMX-INT8 tiles (row_kernels_amx.cpp; also needs
+// AVX512-VBMI and GFNI, and CpuFeatures::amx_int8: the OS's permission).
+// Its scores take head dims up to kAmxMaxScoreDim (the largest any
+// supported model has; a set of 16 rows' codes must fit one batch).
+constexpr int kAmxMaxScoreDim = 512;
+IntRowKernels amx_row_kernels();
 
 }  // namespace oscar::attention::detail

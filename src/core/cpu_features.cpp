@@ -4,6 +4,10 @@
 #include <cpuid.h>
 #include <cstdint>
 #endif
+#if defined(__linux__) && (defined(__x86_64__) || defined(_M_X64))
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace oscar {
 
@@ -13,6 +17,19 @@ uint64_t read_xcr0() {
   uint32_t eax, edx;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return ((uint64_t)edx << 32) | eax;
+}
+
+// Linux hands out the AMX tile state (8 KiB more per context switch) only to
+// processes that ask for it; without that, the first tile instruction traps.
+// Asking again after a grant is harmless.
+bool tile_data_permitted() {
+#if defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtileData = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
+#else
+  return false;
+#endif
 }
 }  // namespace
 
@@ -41,6 +58,11 @@ CpuFeatures detect_cpu() {
       f.avx512vnni = (c >> 11) & 1;
       f.avx512vbmi = (c >> 1) & 1;
     }
+    f.gfni = (c >> 8) & 1;
+    // AMX-TILE (EDX bit 24) and AMX-INT8 (bit 25), with the OS saving the
+    // tile configuration and data (XCR0 bits 17 and 18).
+    const bool tiles_os = ((xcr0 >> 17) & 3) == 3;
+    if (((d >> 24) & 1) && ((d >> 25) & 1) && tiles_os) f.amx_int8 = tile_data_permitted();
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
     f.avxvnni = (a >> 4) & 1;
@@ -79,6 +101,8 @@ std::string CpuFeatures::describe() const {
   add(avx512vbmi, "avx512vbmi");
   add(avx512bf16, "avx512bf16");
   add(avxvnni, "avxvnni");
+  add(gfni, "gfni");
+  add(amx_int8, "amx-int8");
   add(neon, "neon");
   add(arm_dotprod, "dotprod");
   return s.empty() ? "scalar" : s;

@@ -18,6 +18,11 @@ struct CpuFeatures {
   bool avx512vbmi = false;
   bool avx512bf16 = false;
   bool avxvnni = false;
+  bool gfni = false;
+  // AMX tiles with INT8 products, usable by this process: the CPU has them,
+  // the OS saves the tile state, and (Linux) granted the permission to use
+  // it, which detect_cpu() requests.
+  bool amx_int8 = false;
   bool neon = false;
   bool arm_dotprod = false;
 

@@ -172,64 +172,154 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
     }
 }
 
-// q2_0 value sums by integer dot products (AVX512-VNNI + VBMI), called
-// directly: each row's weight p_j * s_j is rounded to 24 bits of the group's
-// largest weight, so the bound is the float kernels' plus
-// 0.5 * step * sum_j |c_j[i]| per value (c_j[i] <= 3, step = max |p s| /
-// (127 * 2^16) per group and head). Block lengths that are not a multiple of
-// the 4 rows one instruction sums, and all-zero and one-dominant weights.
-// (The dispatch uses it for groups of up to 8 heads, so the other tests and
-// test_fused_vs_reference cover it through score_rows/accumulate_rows too.)
+#if defined(OSCAR_X86)
+// The integer q2_0 kernel sets this CPU has, by name: AVX512-VNNI with VBMI
+// (the value sums need it), and AMX-INT8 where the OS lets this process use it.
+std::vector<std::pair<const char*, detail::IntRowKernels>> int_sets() {
+  const CpuFeatures cpu = detect_cpu();
+  std::vector<std::pair<const char*, detail::IntRowKernels>> sets;
+  if (!cpu.avx512vnni || !cpu.avx512vbmi || !cpu.has_avx512_family()) return sets;
+  detail::IntRowKernels vnni = detail::avx512vnni_row_kernels();
+  vnni.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
+  sets.emplace_back("avx512vnni", vnni);
+  if (cpu.amx_int8 && cpu.gfni) sets.emplace_back("amx", detail::amx_row_kernels());
+  return sets;
+}
+#endif
+
+// q2_0 value sums by integer dot products, every integer set this CPU has
+// (AVX512-VNNI + VBMI; AMX-INT8) called directly: each row's weight p_j * s_j
+// is rounded to 24 bits of the group's largest weight, so the bound is the
+// float kernels' plus 0.5 * step * sum_j |c_j[i]| per value (c_j[i] <= 3,
+// step = max |p s| / (127 * 2^16) per group and head). Block lengths that
+// are not a multiple of the 4 rows one instruction sums, and all-zero and
+// one-dominant weights. (The dispatch uses one set for groups of up to 8
+// heads, so the other tests and test_fused_vs_reference cover it through
+// score_rows/accumulate_rows too.)
 TEST(RowKernels, Q2IntegerValueSumsMatchDecodedRows) {
 #if defined(OSCAR_X86)
-  const CpuFeatures cpu = detect_cpu();
-  if (!cpu.avx512vnni || !cpu.avx512vbmi || !cpu.has_avx512_family()) GTEST_SKIP() << "needs AVX512-VNNI and VBMI";
-  const detail::AccumulateKernel kernel = detail::avx512vbmi_q2_accumulate_kernel();
-  std::mt19937 rng(21);
+  const auto sets = int_sets();
+  if (sets.empty()) GTEST_SKIP() << "needs AVX512-VNNI and VBMI";
+  for (const auto& [name, set] : sets) {
+    const detail::AccumulateKernel kernel = set.accumulate_q2;
+    std::mt19937 rng(21);
+    std::normal_distribution<float> nd(0, 1);
+    int cases = 0;
+    for (int d : {64, 128, 256, 512})
+      for (int g : {64, 128, 256, 512}) {
+        if (g > d || d % g != 0) continue;
+        for (int heads = 1; heads <= detail::kQ2IntCallHeads; ++heads)
+          for (int n : {1, 3, 4, 37, 64, detail::kMaxTileRows}) {
+            const Rows r = make_rows(kv::CacheType::Q2_0, d, g, n, rng);
+            const size_t ps = (size_t)n + 2;
+            std::vector<float> p((size_t)heads * ps);
+            for (auto& v : p) v = std::fabs(nd(rng));
+            if (heads > 1) std::fill(p.begin() + (long)ps, p.begin() + (long)(2 * ps), 0.0f);  // an all-zero head
+            if (heads > 2) {                                                                     // one row dominates
+              for (size_t j = 0; j < ps; ++j) p[2 * ps + j] = 1e-4f * p[2 * ps + j];
+              p[2 * ps + (size_t)n / 2] = 50.0f;
+            }
+            std::vector<float> acc((size_t)heads * d);
+            for (auto& v : acc) v = nd(rng);
+            const std::vector<float> acc0 = acc;
+            const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
+            kernel(b, p.data(), ps, heads, acc.data(), nullptr);
+            const std::string where = std::string(name) + " d=" + std::to_string(d) + " g=" + std::to_string(g) +
+                                      " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
+            for (int h = 0; h < heads; ++h)
+              for (int i = 0; i < d; ++i) {
+                const int gi = i / g;
+                double a = acc0[(size_t)h * d + i], mag = std::fabs(a), wmax = 0;
+                for (int j = 0; j < n; ++j) {
+                  const float* x = &r.decoded[(size_t)j * d];
+                  const double t = (double)p[(size_t)h * ps + j] * x[i];
+                  a += t;
+                  mag += std::fabs(t);
+                  // The group's scale s: the f16 at the start of the group's bytes.
+                  uint16_t s16;
+                  std::memcpy(&s16, &r.bytes[(size_t)j * r.stride + (size_t)gi * (4 + g / 4)], 2);
+                  wmax = std::max(wmax, p[(size_t)h * ps + j] * std::fabs((double)fp16_to_f32(s16)));
+                }
+                const double tol = 1e-5 * mag + 0.5 * wmax / (127.0 * 65536.0) * 3.0 * n + 1e-7;
+                ASSERT_NEAR(acc[(size_t)h * d + i], a, tol) << where << " h=" << h << " i=" << i;
+              }
+            ++cases;
+          }
+      }
+    EXPECT_GT(cases, 100) << name;
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
+// The AMX kernels multiply the same digits by the same codes as the
+// AVX512-VNNI ones and share their float epilogue, so their scores and value
+// sums must be those kernels' bit for bit: integer sums have no rounding to
+// differ in. Every shape the dispatch gives them (1-8 heads, head dims and
+// group sizes up to 512, blocks from 1 row to kMaxTileRows, partial 16- and
+// 64-row steps).
+TEST(RowKernels, AmxKernelsGiveTheVnniKernelsSumsBitForBit) {
+#if defined(OSCAR_X86)
+  const auto sets = int_sets();
+  if (sets.size() < 2) GTEST_SKIP() << "needs AMX-INT8 (and the OS's permission) besides AVX512-VNNI";
+  const detail::IntRowKernels& vnni = sets[0].second;
+  const detail::IntRowKernels& amx = sets[1].second;
+  std::mt19937 rng(33);
   std::normal_distribution<float> nd(0, 1);
-  int cases = 0;
-  for (int d : {64, 128, 256, 512})
+  int scored = 0, summed = 0;
+  for (int d : {128, 256, 512})
     for (int g : {64, 128, 256, 512}) {
       if (g > d || d % g != 0) continue;
       for (int heads = 1; heads <= detail::kQ2IntCallHeads; ++heads)
-        for (int n : {1, 3, 4, 37, 64, detail::kMaxTileRows}) {
+        for (int n : {1, 5, 16, 17, 63, 64, 65, 100, detail::kMaxTileRows}) {
           const Rows r = make_rows(kv::CacheType::Q2_0, d, g, n, rng);
-          const size_t ps = (size_t)n + 2;
-          std::vector<float> p((size_t)heads * ps);
-          for (auto& v : p) v = std::fabs(nd(rng));
-          if (heads > 1) std::fill(p.begin() + (long)ps, p.begin() + (long)(2 * ps), 0.0f);  // an all-zero head
-          if (heads > 2) {                                                                     // one row dominates
-            for (size_t j = 0; j < ps; ++j) p[2 * ps + j] = 1e-4f * p[2 * ps + j];
-            p[2 * ps + (size_t)n / 2] = 50.0f;
-          }
-          std::vector<float> acc((size_t)heads * d);
-          for (auto& v : acc) v = nd(rng);
-          const std::vector<float> acc0 = acc;
-          const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
-          kernel(b, p.data(), ps, heads, acc.data(), nullptr);
           const std::string where = "d=" + std::to_string(d) + " g=" + std::to_string(g) +
                                     " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
-          for (int h = 0; h < heads; ++h)
-            for (int i = 0; i < d; ++i) {
-              const int gi = i / g;
-              double a = acc0[(size_t)h * d + i], mag = std::fabs(a), wmax = 0;
-              for (int j = 0; j < n; ++j) {
-                const float* x = &r.decoded[(size_t)j * d];
-                const double t = (double)p[(size_t)h * ps + j] * x[i];
-                a += t;
-                mag += std::fabs(t);
-                // The group's scale s: the f16 at the start of the group's bytes.
-                uint16_t s16;
-                std::memcpy(&s16, &r.bytes[(size_t)j * r.stride + (size_t)gi * (4 + g / 4)], 2);
-                wmax = std::max(wmax, p[(size_t)h * ps + j] * std::fabs((double)fp16_to_f32(s16)));
-              }
-              const double tol = 1e-5 * mag + 0.5 * wmax / (127.0 * 65536.0) * 3.0 * n + 1e-7;
-              ASSERT_NEAR(acc[(size_t)h * d + i], a, tol) << where << " h=" << h << " i=" << i;
+          const detail::RowBlock b{r.bytes.data(), r.stride, n, d, g};
+          std::vector<float> q((size_t)heads * d);
+          for (auto& v : q) v = nd(rng);
+          if (vnni.takes_q2(d, g, heads)) {
+            ASSERT_TRUE(amx.takes_q2(d, g, heads)) << where;
+            Q2IntQuery iq[2];
+            detail::Q2IntView views[2];
+            for (int c = 0; 4 * c < heads; ++c) {
+              detail::prepare_q2_int_query(q.data() + (size_t)4 * c * d, std::min(4, heads - 4 * c), d, g, 0.3f, true,
+                                           iq[c]);
+              views[c] = {iq[c].digits.data(), iq[c].tile_digits.data(), iq[c].lo_weight.data(),
+                          iq[c].out_scale.data()};
             }
-          ++cases;
+            const size_t ss = (size_t)n + 1;
+            std::vector<float> want((size_t)heads * ss, -7.0f), got = want;
+            vnni.score_q2(b, views, heads, want.data(), ss);
+            amx.score_q2(b, views, heads, got.data(), ss);
+            for (size_t i = 0; i < want.size(); ++i)
+              ASSERT_EQ(std::memcmp(&want[i], &got[i], sizeof(float)), 0)
+                  << where << ": score " << i << " " << got[i] << " against " << want[i];
+            ++scored;
+          }
+          if (vnni.accumulates_q2(d, g, heads)) {
+            ASSERT_TRUE(amx.accumulates_q2(d, g, heads)) << where;
+            const size_t ps = (size_t)n + 3;
+            std::vector<float> p((size_t)heads * ps), want((size_t)heads * d);
+            for (auto& v : p) v = std::fabs(nd(rng));
+            for (auto& v : want) v = nd(rng);
+            std::vector<float> got = want;
+            vnni.accumulate_q2(b, p.data(), ps, heads, want.data(), nullptr);
+            amx.accumulate_q2(b, p.data(), ps, heads, got.data(), nullptr);
+            for (size_t i = 0; i < want.size(); ++i)
+              ASSERT_EQ(std::memcmp(&want[i], &got[i], sizeof(float)), 0)
+                  << where << ": value sum " << i << " " << got[i] << " against " << want[i];
+            ++summed;
+          }
         }
     }
-  EXPECT_GT(cases, 100);
+  EXPECT_GT(scored, 300);
+  EXPECT_GT(summed, 500);
+  // A set of 16 rows' codes must fit one of the AMX score kernel's batches.
+  EXPECT_TRUE(amx.takes_q2(detail::kAmxMaxScoreDim, 128, 4));
+  EXPECT_FALSE(amx.takes_q2(2 * detail::kAmxMaxScoreDim, 128, 4));
+  EXPECT_TRUE(vnni.takes_q2(2 * detail::kAmxMaxScoreDim, 128, 4));
 #else
   GTEST_SKIP() << "x86-64 only";
 #endif
