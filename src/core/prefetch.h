@@ -20,7 +20,11 @@ namespace oscar {
 //   in use and evicted rows before they were read.
 // - GEMV tiles with the non-temporal hint, 2 threads: 8 and 16 KiB 3-15%
 //   slower than 4 (session 19).
-constexpr size_t kStreamPrefetchBytes = 4096;
+// - With the L2 hint (below), session 23's machine: qwen3-0.6b decode at
+//   depth 0 58.5-58.7 t/s at 2 KiB against 55.7-56.1 at 4 KiB (1 and 3
+//   KiB 57.2-58.1, 8 and 16 KiB 53.1-54.6), and q2_0 decode attention at
+//   16K (BM_DecodeAttention, qwen3_4b) 59.3 against 61.5 ms.
+constexpr size_t kStreamPrefetchBytes = 2048;
 
 // Asks for every 64-byte line of [p, p + bytes) to be brought into cache,
 // with __builtin_prefetch's locality hint. The range may lie past the end of
