@@ -124,15 +124,21 @@ inline void score_codes(const uint8_t* const* r, size_t at, uint8_t* out) {
   }
 }
 
-// Both kernels work in batches of up to kBatchBytes of laid-out codes, each
-// in three stages: lay out its codes (vector stores), give them to the
-// tiles (sums to memory), and the float epilogue of those sums. Stage s of
-// batch i runs next to stage s + 1 of batch i - 1 and stage s + 2 of batch
-// i - 2, so the tile products overlap the vector work, and a tile load
-// reads stores a batch old: stores reach the cache only once they retire,
-// and a tile load right after the stores that fill its buffer waited for
-// them and for the tile products before them (session 23: 1.2-1.5x).
-constexpr int kBatchBytes = 8 * 1024;
+// Where the kernels keep what they lay out and what the tiles sum matters
+// more in the model than on their own: in decode, score and value calls
+// alternate with the softmax over rows streamed from memory, and each
+// kernel's buffers must stay in L1 beside the rest. With 8 KiB batches of
+// codes and two in flight, both kernels ran at about 2.3x their
+// rows-in-L2 time per row in decode; one 16-row set a batch (scores) and one
+// chunk at a time (value sums) brought that to 1.5-1.6x (session 23).
+//
+// The scores run in three stages per set: lay out its codes (vector
+// stores), give them to the tiles (sums to memory), the float epilogue.
+// Stage s of set i runs next to stage s + 1 of set i - 1 and stage s + 2 of
+// set i - 2: a tile load then reads stores a set old (stores reach the cache
+// only once they retire, and a tile load right after the stores that fill
+// its buffer waits for them and for the tile products before them), and the
+// tile products overlap the vector work.
 template <class LayOut, class Tiles, class Finish>
 inline void pipeline(int batches, LayOut lay_out, Tiles tiles, Finish finish) {
   for (int i = 0; i < batches + 2; ++i) {
@@ -142,18 +148,16 @@ inline void pipeline(int batches, LayOut lay_out, Tiles tiles, Finish finish) {
   }
 }
 
-constexpr int kScoreUnitBytes = 2 * kTileBytes;  // 32 code bytes of 16 rows: two B tiles
-constexpr int kScoreBatchUnits = kBatchBytes / kScoreUnitBytes;
+constexpr int kScoreUnitBytes = 2 * kTileBytes;          // 32 code bytes of 16 rows: two B tiles
+constexpr int kMaxSetUnits = kAmxMaxScoreDim / 128;      // units of one set at the largest head dim
 
 // H query heads, in V = ceil(H / 4) prepared queries. A unit is 32 code
-// bytes of one group of 16 rows (a set); a batch, whole sets.
+// bytes of one group of a set of 16 rows.
 template <int H>
 void score_q2_amx(const RowBlock& b, const Q2IntView* q, float* scores, size_t ss) {
   constexpr int V = (H + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads;
   configure_tiles();
   const int d = b.d, g = b.g, qn = g / 4, ng = d / g, steps = d / 64, chunks = qn / 32;
-  const int set_units = ng * chunks, batch_sets = std::max(1, kScoreBatchUnits / set_units);
-  const int n_sets = (b.n + 15) / 16, batches = (n_sets + batch_sets - 1) / batch_sets;
   const size_t gb = 4 + (size_t)qn;
   // The digit tiles stay loaded when they fit (d <= 128 at 8 heads, <= 256
   // at 4); otherwise each is loaded where it is used.
@@ -161,35 +165,30 @@ void score_q2_amx(const RowBlock& b, const Q2IntView* q, float* scores, size_t s
   if (keep)
     for (int v = 0; v < V; ++v)
       for (int s = 0; s < steps; ++s) load_digits(2 + v * steps + s, q[v].tile_digits + s * kQ2IntTileBytes);
-  // By batch (two in flight): codes by unit, sums by (set, group) with V tiles each.
-  alignas(64) uint8_t codes[2][kScoreBatchUnits * kScoreUnitBytes];
-  alignas(64) int32_t sums[2][kScoreBatchUnits][V][kRows * 16];
+  // By set (two in flight): codes by unit, sums by group with V tiles each.
+  alignas(64) uint8_t codes[2][kMaxSetUnits][kScoreUnitBytes];
+  alignas(64) int32_t sums[2][kMaxSetUnits][V][kRows * 16];
   const __m512i lane_row = _mm512_loadu_si512(kLaneRow);
-  auto sets_of = [&](int i) { return std::min(batch_sets, n_sets - i * batch_sets); };
   auto lay_out = [&](int i) {
-    for (int set = 0; set < sets_of(i); ++set) {
-      const int j0 = 16 * (i * batch_sets + set);
-      prefetch_ahead(b, j0, 16);
-      const uint8_t* r[16];  // rows past the block repeat its last one
-      for (int k = 0; k < 16; ++k) r[k] = b.rows + (size_t)std::min(j0 + k, b.n - 1) * b.stride;
-      for (int gi = 0; gi < ng; ++gi)
-        for (int c = 0; c < chunks; ++c)
-          score_codes(r, gi * gb + 4 + 32 * c, codes[i & 1] + ((set * ng + gi) * chunks + c) * kScoreUnitBytes);
-    }
+    const int j0 = 16 * i;
+    prefetch_ahead(b, j0, 16);
+    const uint8_t* r[16];  // rows past the block repeat its last one
+    for (int k = 0; k < 16; ++k) r[k] = b.rows + (size_t)std::min(j0 + k, b.n - 1) * b.stride;
+    for (int gi = 0; gi < ng; ++gi)
+      for (int c = 0; c < chunks; ++c) score_codes(r, gi * gb + 4 + 32 * c, codes[i & 1][gi * chunks + c]);
   };
   auto tiles = [&](int i) {
-    for (int sg = 0; sg < sets_of(i) * ng; ++sg) {  // (set, group)
-      const int gi = sg % ng;
-      // With one view, the (set, group)s alternate between tmm0 and tmm1,
-      // so one need not wait for the last one's sums to leave.
-      const bool odd = V == 1 && (sg & 1);
+    for (int gi = 0; gi < ng; ++gi) {
+      // With one view, groups alternate between tmm0 and tmm1, so one need
+      // not wait for the last one's sums to leave.
+      const bool odd = V == 1 && (gi & 1);
       if (odd) tile_zero<1>();
       else {
         tile_zero<0>();
         if (V > 1) tile_zero<1>();
       }
       for (int c = 0; c < chunks; ++c) {
-        const uint8_t* unit = codes[i & 1] + (sg * chunks + c) * kScoreUnitBytes;
+        const uint8_t* unit = codes[i & 1][gi * chunks + c];
         tile_load<6>(unit);
         tile_load<7>(unit + kTileBytes);
         const int s0 = (gi * qn + 32 * c) / 16;  // the first of the unit's two 64-value steps
@@ -204,43 +203,41 @@ void score_q2_amx(const RowBlock& b, const Q2IntView* q, float* scores, size_t s
             else s == 0 ? dot_digits<1, 6>(a) : dot_digits<1, 7>(a);
           }
       }
-      if (odd) tile_store<1>(sums[i & 1][sg][0]);
+      if (odd) tile_store<1>(sums[i & 1][gi][0]);
       else {
-        tile_store<0>(sums[i & 1][sg][0]);
-        if (V > 1) tile_store<1>(sums[i & 1][sg][V - 1]);
+        tile_store<0>(sums[i & 1][gi][0]);
+        if (V > 1) tile_store<1>(sums[i & 1][gi][V - 1]);
       }
     }
   };
   auto finish = [&](int i) {
-    for (int set = 0; set < sets_of(i); ++set) {
-      const int j0 = 16 * (i * batch_sets + set), left = b.n - j0;
-      const __m512i hdr_at = _mm512_mullo_epi32(_mm512_min_epi32(lane_row, _mm512_set1_epi32(left - 1)),
-                                                _mm512_set1_epi32((int)b.stride));
-      __m512 sum[H];
-      for (int h = 0; h < H; ++h) sum[h] = _mm512_setzero_ps();
-      for (int gi = 0; gi < ng; ++gi) {
-        // Lane L: the f16 scale of its row's group in the low half, the offset in the high half.
-        __m512 s, lo;
-        unpack_headers(_mm512_i32gather_epi32(hdr_at, b.rows + (size_t)j0 * b.stride + gi * gb, 1), s, lo);
-        for (int h = 0; h < H; ++h) {
-          const int v = h / kQ2IntQueryHeads, row = (h % kQ2IntQueryHeads) * kT;
-          const int32_t* at = sums[i & 1][set * ng + gi][v] + row * 16;
-          __m512 x = _mm512_cvtepi32_ps(_mm512_load_si512(at));
-          for (int t = 1; t < kT; ++t)
-            x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(_mm512_load_si512(at + t * 16)));
-          sum[h] = _mm512_fmadd_ps(x, s, sum[h]);
-          sum[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(q[v].lo_weight[(size_t)(h % kQ2IntQueryHeads) * ng + gi]), sum[h]);
-        }
-      }
-      const __mmask16 m16 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    const int j0 = 16 * i, left = b.n - j0;
+    const __m512i hdr_at = _mm512_mullo_epi32(_mm512_min_epi32(lane_row, _mm512_set1_epi32(left - 1)),
+                                              _mm512_set1_epi32((int)b.stride));
+    __m512 sum[H];
+    for (int h = 0; h < H; ++h) sum[h] = _mm512_setzero_ps();
+    for (int gi = 0; gi < ng; ++gi) {
+      // Lane L: the f16 scale of its row's group in the low half, the offset in the high half.
+      __m512 s, lo;
+      unpack_headers(_mm512_i32gather_epi32(hdr_at, b.rows + (size_t)j0 * b.stride + gi * gb, 1), s, lo);
       for (int h = 0; h < H; ++h) {
-        const float out = q[h / kQ2IntQueryHeads].out_scale[h % kQ2IntQueryHeads];
-        _mm512_mask_storeu_ps(scores + (size_t)h * ss + j0, m16,
-                              _mm512_permutexvar_ps(lane_row, _mm512_mul_ps(sum[h], _mm512_set1_ps(out))));
+        const int v = h / kQ2IntQueryHeads, row = (h % kQ2IntQueryHeads) * kT;
+        const int32_t* at = sums[i & 1][gi][v] + row * 16;
+        __m512 x = _mm512_cvtepi32_ps(_mm512_load_si512(at));
+        for (int t = 1; t < kT; ++t)
+          x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(_mm512_load_si512(at + t * 16)));
+        sum[h] = _mm512_fmadd_ps(x, s, sum[h]);
+        sum[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(q[v].lo_weight[(size_t)(h % kQ2IntQueryHeads) * ng + gi]), sum[h]);
       }
     }
+    const __mmask16 m16 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    for (int h = 0; h < H; ++h) {
+      const float out = q[h / kQ2IntQueryHeads].out_scale[h % kQ2IntQueryHeads];
+      _mm512_mask_storeu_ps(scores + (size_t)h * ss + j0, m16,
+                            _mm512_permutexvar_ps(lane_row, _mm512_mul_ps(sum[h], _mm512_set1_ps(out))));
+    }
   };
-  pipeline(batches, lay_out, tiles, finish);
+  pipeline((b.n + 15) / 16, lay_out, tiles, finish);
 }
 
 void score_q2(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores, size_t stride) {
@@ -256,8 +253,10 @@ void score_q2(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores,
   }
 }
 
-// H heads, in V = ceil(H / 4) tiles of digits. A batch is a chunk of 16
-// code bytes of every row (four fields: four B tiles per 64 rows).
+// H heads, in V = ceil(H / 4) tiles of digits. One chunk of 16 code bytes
+// of every row at a time (four fields: four B tiles per 64 rows): laid out,
+// given to the tiles, finished. (Two chunks in flight, as the scores do it,
+// were 1.15x slower in decode for the L1 they took.)
 template <int H>
 void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc) {
   constexpr int V = (H + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads;
@@ -272,61 +271,55 @@ void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc)
   // The A tiles [view][step]; rows of absent heads and of rows past n stay zero.
   alignas(64) int8_t digits[V][2][kRows * 64];
   std::memset(digits, 0, sizeof digits);
-  static_assert(4 * 2 * kTileBytes == kBatchBytes, "a chunk of kMaxTileRows rows fills a batch");
-  alignas(64) uint8_t codes[2][4][2 * kTileBytes];  // by chunk (two in flight): [field][step]
-  alignas(64) int32_t sums[2][4][V][kRows * 16];    // by chunk: [field][view]
+  alignas(64) uint8_t codes[4][2 * kTileBytes];  // [field][step]
+  alignas(64) int32_t sums[4][V][kRows * 16];    // [field][view]
   float step[H], lo_sum[H];
   const __m512i order = _mm512_load_si512(kQuadOrder);
 
   for (int gi = 0; gi < ng; ++gi) {
-    auto lay_out = [&](int c) {
+    for (int c = 0; c < chunks; ++c) {
       for (int qd = 0; qd < nq; ++qd) {
         const __m512i x = quad_codes(rows + 4 * qd, gi * gb + 4 + 16 * c, order);
-        _mm512_store_si512(codes[c & 1][0] + qd * 64, code_field<0>(x));
-        _mm512_store_si512(codes[c & 1][1] + qd * 64, code_field<1>(x));
-        _mm512_store_si512(codes[c & 1][2] + qd * 64, code_field<2>(x));
-        _mm512_store_si512(codes[c & 1][3] + qd * 64, code_field<3>(x));
+        _mm512_store_si512(codes[0] + qd * 64, code_field<0>(x));
+        _mm512_store_si512(codes[1] + qd * 64, code_field<1>(x));
+        _mm512_store_si512(codes[2] + qd * 64, code_field<2>(x));
+        _mm512_store_si512(codes[3] + qd * 64, code_field<3>(x));
       }
-      if (c > 0) return;
-      // The group's weights, while the first chunk's stores drain.
-      group_headers(b, gi * gb, hd);
-      for (int h = 0; h < H; ++h) {
-        int8_t* a = digits[h / kQ2IntQueryHeads][0] + (h % kQ2IntQueryHeads) * kT * 64;
-        step[h] = weight_digits(p + (size_t)h * ps, hd, n, &lo_sum[h], [&](int v, __m512i x) {
-          // Rows 16v..16v+15: step v / 4, bytes 16 (v % 4) of the head's three rows.
-          int8_t* at = a + (v / 4) * (kRows * 64) + 16 * (v % 4);
-          _mm_store_si128(reinterpret_cast<__m128i*>(at), _mm512_castsi512_si128(x));
-          _mm_store_si128(reinterpret_cast<__m128i*>(at + 64), _mm512_extracti32x4_epi32(x, 1));
-          _mm_store_si128(reinterpret_cast<__m128i*>(at + 128), _mm512_extracti32x4_epi32(x, 2));
-        });
+      if (c == 0) {  // the group's weights, while the first chunk's stores drain
+        group_headers(b, gi * gb, hd);
+        for (int h = 0; h < H; ++h) {
+          int8_t* a = digits[h / kQ2IntQueryHeads][0] + (h % kQ2IntQueryHeads) * kT * 64;
+          step[h] = weight_digits(p + (size_t)h * ps, hd, n, &lo_sum[h], [&](int v, __m512i x) {
+            // Rows 16v..16v+15: step v / 4, bytes 16 (v % 4) of the head's three rows.
+            int8_t* at = a + (v / 4) * (kRows * 64) + 16 * (v % 4);
+            _mm_store_si128(reinterpret_cast<__m128i*>(at), _mm512_castsi512_si128(x));
+            _mm_store_si128(reinterpret_cast<__m128i*>(at + 64), _mm512_extracti32x4_epi32(x, 1));
+            _mm_store_si128(reinterpret_cast<__m128i*>(at + 128), _mm512_extracti32x4_epi32(x, 2));
+          });
+        }
+        for (int v = 0; v < V; ++v)
+          for (int s = 0; s < steps; ++s) load_digits(2 + 2 * v + s, digits[v][s]);
       }
-      for (int v = 0; v < V; ++v)
-        for (int s = 0; s < steps; ++s) load_digits(2 + 2 * v + s, digits[v][s]);
-    };
-    auto tiles = [&](int c) {
       for (int k = 0; k < 4; ++k) {
-        const uint8_t* unit = codes[c & 1][k];
         tile_zero<0>();
         if (V > 1) tile_zero<1>();
-        tile_load<6>(unit);
+        tile_load<6>(codes[k]);
         tile_dot<0, 2, 6>();
         if (V > 1) tile_dot<1, 4, 6>();
         if (steps > 1) {
-          tile_load<7>(unit + kTileBytes);
+          tile_load<7>(codes[k] + kTileBytes);
           tile_dot<0, 3, 7>();
           if (V > 1) tile_dot<1, 5, 7>();
         }
-        tile_store<0>(sums[c & 1][k][0]);
-        if (V > 1) tile_store<1>(sums[c & 1][k][V - 1]);
+        tile_store<0>(sums[k][0]);
+        if (V > 1) tile_store<1>(sums[k][V - 1]);
       }
-    };
-    // Values gi*g + k*qn + 16c .. +15 of each head, for field k of chunk c:
-    // the digit sums in base 256, times the step, plus the group's offset sum.
-    auto finish = [&](int c) {
+      // Values gi*g + k*qn + 16c .. +15 of each head, for field k: the digit
+      // sums in base 256, times the step, plus the group's offset sum.
       for (int k = 0; k < 4; ++k)
         for (int h = 0; h < H; ++h) {
           const int v = h / kQ2IntQueryHeads, row = (h % kQ2IntQueryHeads) * kT;
-          const int32_t* at = sums[c & 1][k][v] + row * 16;
+          const int32_t* at = sums[k][v] + row * 16;
           __m512 x = _mm512_cvtepi32_ps(_mm512_load_si512(at));
           for (int t = 1; t < kT; ++t)
             x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(_mm512_load_si512(at + t * 16)));
@@ -334,8 +327,7 @@ void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc)
           _mm512_storeu_ps(out, _mm512_fmadd_ps(x, _mm512_set1_ps(step[h]),
                                                 _mm512_add_ps(_mm512_loadu_ps(out), _mm512_set1_ps(lo_sum[h]))));
         }
-    };
-    pipeline(chunks, lay_out, tiles, finish);
+    }
   }
 }
 
@@ -355,7 +347,6 @@ void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads
 }  // namespace
 
 // A batch holds at least one set of 16 rows: d / 128 units.
-static_assert(kAmxMaxScoreDim / 128 <= kScoreBatchUnits);
 IntRowKernels amx_row_kernels() { return {score_q2, accumulate_q2, true, kAmxMaxScoreDim}; }
 
 }  // namespace oscar::attention::detail
