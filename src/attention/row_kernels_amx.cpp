@@ -17,7 +17,8 @@
 //   the rows' weight digits (weight_digits), B the codes of 64 rows
 //   transposed four rows at a time (quad_codes), a field per tile.
 //
-// Tiles: tmm0-1 accumulate (C, one per 4 heads), tmm2-5 hold digits (A),
+// Tiles: tmm0-1 accumulate (C: one per 4 heads, or with 4 heads or fewer,
+// the scores' groups in turns), tmm2-5 hold digits (A),
 // tmm6-7 codes (B). Every call sets the configuration unless the thread has
 // it already (ldtilecfg costs ~130 TSC, reading it back ~18).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -129,8 +130,9 @@ inline void score_codes(const uint8_t* const* r, size_t at, uint8_t* out) {
 // alternate with the softmax over rows streamed from memory, and each
 // kernel's buffers must stay in L1 beside the rest. With 8 KiB batches of
 // codes and two in flight, both kernels ran at about 2.3x their
-// rows-in-L2 time per row in decode; one 16-row set a batch (scores) and one
-// chunk at a time (value sums) brought that to 1.5-1.6x (session 23).
+// rows-in-L2 time per row in decode; one 16-row set a stage (scores) and
+// one chunk at a time (value sums) brought that to 1.5x and 1.9x (session
+// 23).
 //
 // The scores run in three stages per set: lay out its codes (vector
 // stores), give them to the tiles (sums to memory), the float epilogue.
@@ -140,10 +142,10 @@ inline void score_codes(const uint8_t* const* r, size_t at, uint8_t* out) {
 // its buffer waits for them and for the tile products before them), and the
 // tile products overlap the vector work.
 template <class LayOut, class Tiles, class Finish>
-inline void pipeline(int batches, LayOut lay_out, Tiles tiles, Finish finish) {
-  for (int i = 0; i < batches + 2; ++i) {
-    if (i < batches) lay_out(i);
-    if (i >= 1 && i <= batches) tiles(i - 1);
+inline void pipeline(int n, LayOut lay_out, Tiles tiles, Finish finish) {
+  for (int i = 0; i < n + 2; ++i) {
+    if (i < n) lay_out(i);
+    if (i >= 1 && i <= n) tiles(i - 1);
     if (i >= 2) finish(i - 2);
   }
 }
@@ -241,16 +243,7 @@ void score_q2_amx(const RowBlock& b, const Q2IntView* q, float* scores, size_t s
 }
 
 void score_q2(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores, size_t stride) {
-  switch (n_heads) {
-    case 1: return score_q2_amx<1>(b, q, scores, stride);
-    case 2: return score_q2_amx<2>(b, q, scores, stride);
-    case 3: return score_q2_amx<3>(b, q, scores, stride);
-    case 4: return score_q2_amx<4>(b, q, scores, stride);
-    case 5: return score_q2_amx<5>(b, q, scores, stride);
-    case 6: return score_q2_amx<6>(b, q, scores, stride);
-    case 7: return score_q2_amx<7>(b, q, scores, stride);
-    default: return score_q2_amx<8>(b, q, scores, stride);
-  }
+  with_heads(n_heads, [&](auto h) { score_q2_amx<decltype(h)::value>(b, q, scores, stride); });
 }
 
 // H heads, in V = ceil(H / 4) tiles of digits. One chunk of 16 code bytes
@@ -332,21 +325,11 @@ void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc)
 }
 
 void accumulate_q2(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
-  switch (n_heads) {
-    case 1: return accumulate_q2_amx<1>(b, p, stride, acc);
-    case 2: return accumulate_q2_amx<2>(b, p, stride, acc);
-    case 3: return accumulate_q2_amx<3>(b, p, stride, acc);
-    case 4: return accumulate_q2_amx<4>(b, p, stride, acc);
-    case 5: return accumulate_q2_amx<5>(b, p, stride, acc);
-    case 6: return accumulate_q2_amx<6>(b, p, stride, acc);
-    case 7: return accumulate_q2_amx<7>(b, p, stride, acc);
-    default: return accumulate_q2_amx<8>(b, p, stride, acc);
-  }
+  with_heads(n_heads, [&](auto h) { accumulate_q2_amx<decltype(h)::value>(b, p, stride, acc); });
 }
 
 }  // namespace
 
-// A batch holds at least one set of 16 rows: d / 128 units.
 IntRowKernels amx_row_kernels() { return {score_q2, accumulate_q2, true, kAmxMaxScoreDim}; }
 
 }  // namespace oscar::attention::detail

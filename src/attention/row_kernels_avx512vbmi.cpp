@@ -110,16 +110,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
 }
 
 void accumulate_q2_int(const RowBlock& b, const float* p, size_t stride, int n_heads, float* acc, float*) {
-  switch (n_heads) {
-    case 1: return accumulate_q2_int_h<1>(b, p, stride, acc);
-    case 2: return accumulate_q2_int_h<2>(b, p, stride, acc);
-    case 3: return accumulate_q2_int_h<3>(b, p, stride, acc);
-    case 4: return accumulate_q2_int_h<4>(b, p, stride, acc);
-    case 5: return accumulate_q2_int_h<5>(b, p, stride, acc);
-    case 6: return accumulate_q2_int_h<6>(b, p, stride, acc);
-    case 7: return accumulate_q2_int_h<7>(b, p, stride, acc);
-    default: return accumulate_q2_int_h<8>(b, p, stride, acc);
-  }
+  with_heads(n_heads, [&](auto h) { accumulate_q2_int_h<decltype(h)::value>(b, p, stride, acc); });
 }
 
 }  // namespace

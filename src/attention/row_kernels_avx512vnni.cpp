@@ -110,16 +110,7 @@ void score_q2_int_lanes(const RowBlock& b, const Q2IntView* q, float* scores, si
 }
 
 void score_q2_int(const RowBlock& b, const Q2IntView* q, int n_heads, float* scores, size_t stride) {
-  switch (n_heads) {
-    case 1: return score_q2_int_lanes<1>(b, q, scores, stride);
-    case 2: return score_q2_int_lanes<2>(b, q, scores, stride);
-    case 3: return score_q2_int_lanes<3>(b, q, scores, stride);
-    case 4: return score_q2_int_lanes<4>(b, q, scores, stride);
-    case 5: return score_q2_int_lanes<5>(b, q, scores, stride);
-    case 6: return score_q2_int_lanes<6>(b, q, scores, stride);
-    case 7: return score_q2_int_lanes<7>(b, q, scores, stride);
-    default: return score_q2_int_lanes<8>(b, q, scores, stride);
-  }
+  with_heads(n_heads, [&](auto h) { score_q2_int_lanes<decltype(h)::value>(b, q, scores, stride); });
 }
 
 }  // namespace

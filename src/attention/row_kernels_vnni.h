@@ -1,12 +1,16 @@
 // What the integer q2_0 kernels share (row_kernels_avx512vnni.cpp,
 // row_kernels_avx512vbmi.cpp, row_kernels_amx.cpp; include only where
-// AVX512-VNNI is enabled): their vpdpbusd step, the unpacking of gathered
-// group headers, and the scores' transposition of 16 rows' code words.
+// AVX512-VNNI is enabled): their dispatch by head count, their vpdpbusd
+// step, the unpacking of gathered group headers, and the scores'
+// transposition of 16 rows' code words.
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
+
+#include "attention/row_kernels_impl.h"
 
 namespace oscar::attention::detail {
 namespace {
@@ -17,6 +21,24 @@ namespace {
 inline __m512i dpbusd_bcast(__m512i acc, __m512i codes, const int8_t* w) {
   asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(codes), "m"(*reinterpret_cast<const int32_t*>(w)));
   return acc;
+}
+
+// Calls f(std::integral_constant<int, n_heads>) for 1 <= n_heads <=
+// kQ2IntCallHeads: the integer kernels are instantiated per head count, so
+// their accumulators are arrays of known size that stay in registers.
+template <class F>
+inline void with_heads(int n_heads, F&& f) {
+  static_assert(kQ2IntCallHeads == 8, "one case per head count");
+  switch (n_heads) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 7: return f(std::integral_constant<int, 7>{});
+    default: return f(std::integral_constant<int, 8>{});
+  }
 }
 
 // 16 gathered group headers, one per 32-bit lane (the f16 scale in its low
