@@ -80,8 +80,9 @@ const SimdSets& simd() {
           r.integer = detail::avx512vnni_row_kernels();
           if (__builtin_cpu_supports("avx512vbmi")) r.integer.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
           // The same sums on AMX tiles where the OS lets this process use
-          // them (detect_cpu asks): 1.6-2.4x the AVX512-VNNI kernels' speed
-          // on rows in cache (bench/RESULTS.md, session 23).
+          // them (detect_cpu asks): 1.2-2.5x the AVX512-VNNI kernels' speed
+          // on rows in L2, 1.1x in qwen3-4b decode at 16K (bench/RESULTS.md,
+          // session 23).
           const CpuFeatures cpu = detect_cpu();
           if (cpu.amx_int8 && cpu.gfni && cpu.avx512vbmi) r.integer = detail::amx_row_kernels();
         }

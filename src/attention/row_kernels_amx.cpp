@@ -58,14 +58,16 @@ constexpr TileConfig make_config() {
 }
 alignas(64) constexpr TileConfig kConfig = make_config();
 
-// GCC's tile intrinsics are asm statements that do not tell the compiler
-// they read or write memory, so it could move the stores that fill a tile's
-// buffer past the load. These say so.
+// Loads kConfig unless this thread's tiles have it already (a thread that
+// never used them reads back zeros).
 inline void configure_tiles() {
   TileConfig have;
   asm volatile("sttilecfg %0" : "=m"(have));
   if (std::memcmp(&have, &kConfig, sizeof have) != 0) asm volatile("ldtilecfg %0" ::"m"(kConfig));
 }
+// GCC's tile intrinsics are asm statements that do not tell the compiler
+// they read or write memory, so it could move the stores that fill a tile's
+// buffer past the load. These say so.
 template <int T>
 inline void tile_load(const void* p) {
   asm volatile("tileloadd (%0,%1,1), %%tmm%c2" ::"r"(p), "r"((long)64), "i"(T) : "memory");

@@ -163,7 +163,7 @@ AccumulateKernel avx512vbmi_q2_accumulate_kernel();
 // The same sums on AMX-INT8 tiles (row_kernels_amx.cpp; also needs
 // AVX512-VBMI and GFNI, and CpuFeatures::amx_int8: the OS's permission).
 // Its scores take head dims up to kAmxMaxScoreDim (the largest any
-// supported model has; a set of 16 rows' codes must fit one batch).
+// supported model has), for which its buffers are sized.
 constexpr int kAmxMaxScoreDim = 512;
 IntRowKernels amx_row_kernels();
 
