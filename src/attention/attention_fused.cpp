@@ -78,17 +78,19 @@ size_t segment_bytes(const kv::Segment& s, int pos, int n) {
 // The stored row of position pos of a segment.
 const uint8_t* row_at(const kv::Segment& s, int pos) { return s.rows + (size_t)(pos - s.begin) * s.stride; }
 
-// Asks for rows [pos, pos + n) of a segment whose rows lie back to back (the
-// row kernels' own prefetch only runs ahead within the stream they read).
-// The block loop reads K and V in turns: the V rows of a block are asked for
-// before its scores are computed, and the next block's K rows before its
+// Rows [pos, pos + n) of a segment whose rows lie back to back, for a row
+// kernel to ask for along the way (RowsAhead; none where they do not). The
+// block loop reads K and V in turns: the V rows of a block are asked for
+// while its scores are computed, and the next block's K rows during its
 // value sums, so each arrives while the other stream is being computed on.
 // BM_DecodeAttention, 2 threads, old and new binaries in three alternating
 // rounds: qwen3_4b at 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms;
 // qwen3_0_6b q2_0 at 4096 (mostly f16 tiers) 9.09 -> 8.31 ms
-// (bench/RESULTS.md, session 20).
-void prefetch_segment_rows(const kv::Segment& s, int pos, int n) {
-  prefetch_lines(row_at(s, pos), segment_bytes(s, pos, n));
+// (bench/RESULTS.md, session 20; then asked for in one burst before the
+// kernel, now a share at a time inside it, session 23).
+RowsAhead rows_ahead(const kv::Segment& s, int pos, int n) {
+  const size_t bytes = segment_bytes(s, pos, n);
+  return bytes ? RowsAhead{row_at(s, pos), bytes} : RowsAhead{};
 }
 
 // Consecutive tokens of one sequence (a prompt's) that share every row they
@@ -370,17 +372,16 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
         const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
         const int n = p1 - p0;
-        prefetch_segment_rows(vsg, p0, n);
-        score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data());
+        score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data(),
+                   rows_ahead(vsg, p0, n));
         // Token i sees cached rows from its own window start on.
         for (int i = 0; i < tile.n; ++i) {
           const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
           softmax_visible(&st[(size_t)i * group], group, &rs.scores[(size_t)i * group * bs],
                           &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
         }
-        prefetch_segment_rows(ksg, p1, std::min(c1 - p1, bs));
         accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs.p.data(), (size_t)bs, heads, base + 2 * heads,
-                        tmp.data(), gq.int_chunks);
+                        tmp.data(), gq.int_chunks, rows_ahead(ksg, p1, std::min(c1 - p1, bs)));
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

@@ -37,14 +37,26 @@ struct GroupQuery {
   bool int_chunks = false;
 };
 
+// Bytes another stream of cached rows reads next (the fused attention's V
+// rows of a block while its K rows are scored, the next block's K rows while
+// its V rows are summed). The kernels ask for them a share at a time among
+// their own work: asked for at once, as one burst of prefetches before each
+// block, they waited for free fill buffers, 65 TSC a row of f16 d128 rows in
+// decode (bench/RESULTS.md, session 23).
+struct RowsAhead {
+  const uint8_t* p = nullptr;
+  size_t bytes = 0;
+};
+
 // scores[h * stride + j] = scale * q_h . k_j for j < n_rows.
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp);
+                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp, RowsAhead along = {});
 
 // acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows. int_chunks as
 // in GroupQuery.
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                     const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks = false);
+                     const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks = false,
+                     RowsAhead along = {});
 
 // The same for rows of f32 values `row_stride` floats apart (the batch's own
 // keys and values, not yet stored in the cache).

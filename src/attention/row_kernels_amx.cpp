@@ -261,7 +261,6 @@ void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc)
   const size_t gb = 4 + (size_t)qn;
   const uint8_t* rows[kMaxTileRows];  // rows past the block repeat the last one
   for (int j = 0; j < 4 * nq; ++j) rows[j] = b.rows + (size_t)std::min(j, n - 1) * b.stride;
-  prefetch_ahead(b, 0, n);
   GroupHeaders hd;
   // The A tiles [view][step]; rows of absent heads and of rows past n stay zero.
   alignas(64) int8_t digits[V][2][kRows * 64];
@@ -274,6 +273,7 @@ void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc)
   for (int gi = 0; gi < ng; ++gi) {
     for (int c = 0; c < chunks; ++c) {
       for (int qd = 0; qd < nq; ++qd) {
+        if (gi == 0 && c == 0 && 4 * qd < n) prefetch_ahead(b, 4 * qd, 4);  // a quad's share, on the first pass
         const __m512i x = quad_codes(rows + 4 * qd, gi * gb + 4 + 16 * c, order);
         _mm512_store_si512(codes[0] + qd * 64, code_field<0>(x));
         _mm512_store_si512(codes[1] + qd * 64, code_field<1>(x));

@@ -46,7 +46,6 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
   // Rows of the last quad past the block repeat the last row (weight 0).
   const uint8_t* rows[kMaxTileRows];
   for (int j = 0; j < 4 * nq; ++j) rows[j] = b.rows + (size_t)std::min(j, n - 1) * b.stride;
-  prefetch_ahead(b, 0, n);
   GroupHeaders hd;
   alignas(64) int8_t digits[H][kMaxTileRows * 4];  // 64 bytes per 16 rows (weight_digits)
   float step[H], lo_sum[H];
@@ -77,6 +76,7 @@ void accumulate_q2_int_h(const RowBlock& b, const float* p, size_t ps, float* ac
             for (int t = 0; t < kT; ++t) a[h][k][t] = _mm512_setzero_si512();
         const uint8_t* tq = quads + (size_t)(cb / 16) * nq * 64;
         for (int q = 0; q < nq; ++q) {
+          if (gi == 0 && cb == 0 && k0 == 0) prefetch_ahead(b, 4 * q, 4);  // a quad's share, on the first pass
           const __m512i x = in_register(_mm512_load_si512(tq + (size_t)q * 64));
           const int dq = (q >> 2) * 64 + (q & 3) * 4;  // quad q's 4 bytes of digit 0
           __m512i codes[K];

@@ -4,6 +4,7 @@
 // (tests/attention/test_row_kernels.cpp checks them against each other).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,17 +26,24 @@ struct RowBlock {
   // The rows come from memory (cached rows, which decode streams) and lie
   // back to back (stride = row size): the kernels prefetch ahead.
   bool streamed = false;
+  // Bytes another stream reads next (RowsAhead), asked for a share at a
+  // time as the kernel goes through the rows.
+  RowsAhead along = {};
 };
 
-// Prefetches the bytes of rows [j, j + n) of b, kStreamPrefetchBytes further
-// on. Without it the f16 score kernel ran at half its in-cache speed on rows
-// from memory: the hardware prefetchers did not keep ahead of a loop that is
-// mostly FMAs (bench/RESULTS.md, session 9).
-// They may lie past its end (the next block of the same stream; a prefetch of
-// any address is harmless).
+// Prefetches what rows [j, j + n) of b stand for: their bytes
+// kStreamPrefetchBytes further on, and their share of b.along. Without the
+// first the f16 score kernel ran at half its in-cache speed on rows from
+// memory: the hardware prefetchers did not keep ahead of a loop that is
+// mostly FMAs (bench/RESULTS.md, session 9). The lines may lie past the
+// rows' end (the next block of the same stream; a prefetch of any address is
+// harmless).
 inline void prefetch_ahead(const RowBlock& b, int j, int n) {
-  if (!b.streamed) return;
-  prefetch_lines(b.rows + (size_t)j * b.stride + kStreamPrefetchBytes, (size_t)n * b.stride);
+  if (b.streamed) prefetch_lines(b.rows + (size_t)j * b.stride + kStreamPrefetchBytes, (size_t)n * b.stride);
+  if (b.along.bytes == 0) return;
+  const size_t lines = (b.along.bytes + 63) / 64;
+  const size_t from = lines * (size_t)j / (size_t)b.n, to = lines * (size_t)std::min(j + n, b.n) / (size_t)b.n;
+  if (to > from) prefetch_lines(b.along.p + 64 * from, 64 * (to - from));
 }
 
 // scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= RowKernels::max_heads
