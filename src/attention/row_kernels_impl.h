@@ -40,10 +40,7 @@ struct RowBlock {
 // harmless).
 inline void prefetch_ahead(const RowBlock& b, int j, int n) {
   if (b.streamed) prefetch_lines(b.rows + (size_t)j * b.stride + kStreamPrefetchBytes, (size_t)n * b.stride);
-  if (b.along.bytes == 0) return;
-  const size_t lines = (b.along.bytes + 63) / 64;
-  const size_t from = lines * (size_t)j / (size_t)b.n, to = lines * (size_t)std::min(j + n, b.n) / (size_t)b.n;
-  if (to > from) prefetch_lines(b.along.p + 64 * from, 64 * (to - from));
+  if (b.along.bytes) prefetch_part(b.along.p, b.along.bytes, (size_t)j, (size_t)std::min(j + n, b.n), (size_t)b.n);
 }
 
 // scores[h * stride + j] = scale * q_h . x_j  (q: (n_heads, d)), n_heads <= RowKernels::max_heads

@@ -33,7 +33,6 @@ void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t a
   for (int c = 0; c < NC; ++c) total[c] = _mm512_setzero_ps();
   for (int64_t ib = 0; ib < nb; ++ib) {
     const BlockQ4_Kx16& b = wg[ib];
-    if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&b) + kStreamPrefetchBytes, sizeof(b));
     const BlockQ8_K* x[NC];
     for (int c = 0; c < NC; ++c) x[c] = reinterpret_cast<const BlockQ8_K*>(act + c * act_stride) + ib;
     __m128i sc[8];
@@ -45,6 +44,8 @@ void group_tile(int64_t nb, const BlockQ4_Kx16* wg, const uint8_t* act, size_t a
       for (int c = 0; c < NC; ++c)
         for (int h = 0; h < kChains; ++h) e[c][h] = o[c][h] = _mm512_setzero_si512();
       for (int k = 0; k < 8; ++k) {
+        // The super-block kStreamPrefetchBytes on, a 32nd per chunk.
+        if (NC == 1) prefetch_part(reinterpret_cast<const uint8_t*>(&b) + kStreamPrefetchBytes, sizeof(b), 8 * p + k, 8 * p + k + 1, 32);
         const __m512i wv = in_register(_mm512_loadu_si512(b.qs[8 * p + k]));
         const __m512i lo = _mm512_and_si512(wv, low4), hi = _mm512_and_si512(_mm512_srli_epi16(wv, 4), low4);
         for (int c = 0; c < NC; ++c) {

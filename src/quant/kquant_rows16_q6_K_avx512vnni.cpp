@@ -37,7 +37,6 @@ void group_tile(int64_t nb, const BlockQ6_Kx16* wg, const uint8_t* act, size_t a
   for (int c = 0; c < NC; ++c) total[c] = _mm512_setzero_ps();
   for (int64_t ib = 0; ib < nb; ++ib) {
     const BlockQ6_Kx16& b = wg[ib];
-    if (NC == 1) prefetch_lines(reinterpret_cast<const uint8_t*>(&b) + kStreamPrefetchBytes, sizeof(b));
     const BlockQ8_K* x[NC];
     for (int c = 0; c < NC; ++c) x[c] = reinterpret_cast<const BlockQ8_K*>(act + c * act_stride) + ib;
     __m512i isum[NC];
@@ -49,6 +48,8 @@ void group_tile(int64_t nb, const BlockQ6_Kx16* wg, const uint8_t* act, size_t a
       for (int c = 0; c < NC; ++c)
         for (int j = 0; j < 4; ++j) acc[c][j] = _mm512_set1_epi32(-32 * x[c]->bsums[8 * h + 2 * j + q]);
       const auto chunk = [&](int k) __attribute__((always_inline)) {
+        // The super-block kStreamPrefetchBytes on, a 16th per chunk.
+        if (NC == 1) prefetch_part(reinterpret_cast<const uint8_t*>(&b) + kStreamPrefetchBytes, sizeof(b), 8 * h + k, 8 * h + k + 1, 16);
         const __m512i lo = in_register(_mm512_loadu_si512(b.ql[16 * h + k]));      // weights j = 0 | 2
         const __m512i hi = in_register(_mm512_loadu_si512(b.ql[16 * h + 8 + k]));  // weights j = 1 | 3
         const __m512i top = in_register(_mm512_loadu_si512(b.qh[8 * h + k]));
