@@ -71,20 +71,19 @@ const SimdSets& simd() {
   static const SimdSets k = [] {
     SimdSets r;
 #if defined(OSCAR_X86)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    const CpuFeatures cpu = detect_cpu();
+    if (cpu.has_avx2_family()) {
       r.narrow = detail::avx2_row_kernels();
-      if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+      if (cpu.has_avx512_family()) {
         r.wide = detail::avx512_row_kernels();
         r.narrow = detail::avx512_narrow_row_kernels();
-        if (__builtin_cpu_supports("avx512vnni")) {
+        if (cpu.avx512vnni) {
           r.integer = detail::avx512vnni_row_kernels();
-          if (__builtin_cpu_supports("avx512vbmi")) r.integer.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
+          if (cpu.avx512vbmi) r.integer.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
           // The same sums on AMX tiles where the OS lets this process use
           // them (detect_cpu asks): 1.2-2.5x the AVX512-VNNI kernels' speed
           // on rows in L2, 1.1x in qwen3-4b decode at 16K (bench/RESULTS.md,
           // session 23).
-          const CpuFeatures cpu = detect_cpu();
           if (cpu.amx_int8 && cpu.gfni && cpu.avx512vbmi) r.integer = detail::amx_row_kernels();
         }
       }

@@ -113,6 +113,16 @@ inline __m512i code_field(__m512i x) {
   return _mm512_gf2p8affine_epi64_epi8(x, _mm512_set1_epi64(kMatrix), 0);
 }
 
+// The kT digit sums of one head that a C tile row each holds (16 int32 at
+// `at`, the next digit 16 further on), in base 256, as floats: the VNNI
+// kernels' combination, in the same order, so the results match theirs.
+inline __m512 digit_sum(const int32_t* at) {
+  __m512 x = _mm512_cvtepi32_ps(_mm512_load_si512(at));
+  for (int t = 1; t < kT; ++t)
+    x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(_mm512_load_si512(at + t * 16)));
+  return x;
+}
+
 // Words 0-7 of 16 rows at `at`, as two B tiles of the scores: row m*4 + k
 // of the 2 KiB holds field k of word m, lane L (4 bytes) from row kLaneRow[L].
 inline void score_codes(const uint8_t* const* r, size_t at, uint8_t* out) {
@@ -226,11 +236,7 @@ void score_q2_amx(const RowBlock& b, const Q2IntView* q, float* scores, size_t s
       unpack_headers(_mm512_i32gather_epi32(hdr_at, b.rows + (size_t)j0 * b.stride + gi * gb, 1), s, lo);
       for (int h = 0; h < H; ++h) {
         const int v = h / kQ2IntQueryHeads, row = (h % kQ2IntQueryHeads) * kT;
-        const int32_t* at = sums[i & 1][gi][v] + row * 16;
-        __m512 x = _mm512_cvtepi32_ps(_mm512_load_si512(at));
-        for (int t = 1; t < kT; ++t)
-          x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(_mm512_load_si512(at + t * 16)));
-        sum[h] = _mm512_fmadd_ps(x, s, sum[h]);
+        sum[h] = _mm512_fmadd_ps(digit_sum(sums[i & 1][gi][v] + row * 16), s, sum[h]);
         sum[h] = _mm512_fmadd_ps(lo, _mm512_set1_ps(q[v].lo_weight[(size_t)(h % kQ2IntQueryHeads) * ng + gi]), sum[h]);
       }
     }
@@ -314,12 +320,8 @@ void accumulate_q2_amx(const RowBlock& b, const float* p, size_t ps, float* acc)
       for (int k = 0; k < 4; ++k)
         for (int h = 0; h < H; ++h) {
           const int v = h / kQ2IntQueryHeads, row = (h % kQ2IntQueryHeads) * kT;
-          const int32_t* at = sums[k][v] + row * 16;
-          __m512 x = _mm512_cvtepi32_ps(_mm512_load_si512(at));
-          for (int t = 1; t < kT; ++t)
-            x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(_mm512_load_si512(at + t * 16)));
           float* out = acc + (size_t)h * d + gi * g + k * qn + 16 * c;
-          _mm512_storeu_ps(out, _mm512_fmadd_ps(x, _mm512_set1_ps(step[h]),
+          _mm512_storeu_ps(out, _mm512_fmadd_ps(digit_sum(sums[k][v] + row * 16), _mm512_set1_ps(step[h]),
                                                 _mm512_add_ps(_mm512_loadu_ps(out), _mm512_set1_ps(lo_sum[h]))));
         }
     }

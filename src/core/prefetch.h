@@ -38,15 +38,6 @@ inline void prefetch_lines_with(const void* p, size_t bytes) {
   }
 }
 
-// Asks for part [begin, end) of `total` equal parts of [p, p + bytes),
-// line by line from its first byte. A kernel spreads a block's prefetches
-// over its work with it: asked for in one burst at the start of each block,
-// they waited for free fill buffers. The rows16 Q4_K GEMV ran 4-7% faster
-// with its super-block spread over its 32 chunks, and f16 decode attention
-// at 16K 10-13% faster with the other stream's rows spread over a block's
-// rows (bench/RESULTS.md, session 23).
-void prefetch_part(const void* p, size_t bytes, size_t begin, size_t end, size_t total);
-
 // The hint keeps the lines in L2 (prefetcht1). Everything streamed this way
 // is read once per decode step, so the non-temporal hint (prefetchnta, into
 // L1 only) looked right, and on session 19's machine it was: qwen3-0.6b
@@ -58,6 +49,13 @@ void prefetch_part(const void* p, size_t bytes, size_t begin, size_t end, size_t
 // (bench/RESULTS.md, session 23).
 inline void prefetch_lines(const void* p, size_t bytes) { prefetch_lines_with<2>(p, bytes); }
 
+// Asks for part [begin, end) of `total` equal parts of [p, p + bytes),
+// line by line from its first byte. A kernel spreads a block's prefetches
+// over its work with it: asked for in one burst at the start of each block,
+// they waited for free fill buffers. The rows16 Q4_K GEMV ran 4-7% faster
+// with its super-block spread over its 32 chunks, and f16 decode attention
+// at 16K 10-13% faster with the other stream's rows spread over a block's
+// rows (bench/RESULTS.md, session 23).
 inline void prefetch_part(const void* p, size_t bytes, size_t begin, size_t end, size_t total) {
   const size_t from = bytes * begin / total, to = bytes * end / total;
   prefetch_lines(static_cast<const uint8_t*>(p) + from, to - from);
