@@ -356,6 +356,10 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
 
       SegmentCursor kc, vc;
       open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
+      // The K rows the last value sums asked for: positions below k_asked_to
+      // of segment k_asked_in.
+      const kv::Segment* k_asked_in = nullptr;
+      int k_asked_to = 0;
       for (int p0 = c0; p0 < c1;) {
         // A block never crosses a K or V segment boundary.
         const kv::Segment& ksg = kc.at(p0);
@@ -372,8 +376,10 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
         const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
         const int n = p1 - p0;
+        const RowsAhead v_ahead = rows_ahead(vsg, p0, n), k_ahead = rows_ahead(ksg, p1, std::min(c1 - p1, bs));
+        const bool k_asked = k_asked_in == &ksg && p1 <= k_asked_to;
         score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data(),
-                   rows_ahead(vsg, p0, n));
+                   {v_ahead, k_asked});
         // Token i sees cached rows from its own window start on.
         for (int i = 0; i < tile.n; ++i) {
           const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
@@ -381,7 +387,9 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
                           &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
         }
         accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs.p.data(), (size_t)bs, heads, base + 2 * heads,
-                        tmp.data(), gq.int_chunks, rows_ahead(ksg, p1, std::min(c1 - p1, bs)));
+                        tmp.data(), gq.int_chunks, {k_ahead, v_ahead.bytes != 0});
+        k_asked_in = &ksg;
+        k_asked_to = p1 + (int)(k_ahead.bytes / std::max<size_t>(1, ksg.stride));
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

@@ -116,8 +116,11 @@ int int_call_heads(int n_heads, bool int_chunks) {
   return int_chunks ? std::min(n_heads, detail::kQ2IntCallHeads) : n_heads;
 }
 
-// Cached rows stored back to back: a stream worth prefetching (RowBlock).
-bool streamed(const kv::RowCodec& codec, size_t row_stride) { return row_stride == codec.row_bytes(); }
+// Cached rows stored back to back that nobody has asked for yet: a stream
+// for the kernels to prefetch (RowBlock).
+bool streamed(const kv::RowCodec& codec, size_t row_stride, const StreamPrefetch& prefetch) {
+  return row_stride == codec.row_bytes() && !prefetch.rows_asked;
+}
 
 // A SIMD score kernel over all heads of the group, max_heads at a time.
 void score_tiles(const detail::RowKernels& set, detail::ScoreKernel k, const detail::RowBlock& b,
@@ -154,12 +157,14 @@ void accumulate_tiles(detail::AccumulateKernel k, int tile, const detail::RowBlo
 }  // namespace
 
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp, RowsAhead along) {
+                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp,
+                StreamPrefetch prefetch) {
+  const RowsAhead along = prefetch.along;
   const int d = gq.d;
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
-    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride),
-                             along};
+    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0,
+                             streamed(codec, row_stride, prefetch), along};
     const detail::IntRowKernels& integer = simd().integer;
     constexpr int kPrepared = kQ2IntQueryHeads, kCall = detail::kQ2IntCallHeads;
     if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks))) {
@@ -196,13 +201,14 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks,
-                     RowsAhead along) {
+                     StreamPrefetch prefetch) {
+  const RowsAhead along = prefetch.along;
   const int d = codec.dim();
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
-    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride),
-                             along};
+    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0,
+                             streamed(codec, row_stride, prefetch), along};
     if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks))) {
       accumulate_tiles(integer.accumulate_q2, detail::kQ2IntCallHeads, b, p, stride, n_heads, acc);
       return;
