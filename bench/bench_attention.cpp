@@ -268,6 +268,35 @@ BENCHMARK_CAPTURE(BM_Scores, q2_0_integer_query, kv::CacheType::Q2_0, true)->App
 BENCHMARK_CAPTURE(BM_ValueSums, f16, kv::CacheType::F16)->Apply(row_shapes);
 BENCHMARK_CAPTURE(BM_ValueSums, q2_0, kv::CacheType::Q2_0)->Apply(row_shapes);
 
+// The softmax weights of one decode block (`rows` scores of each of `heads`
+// heads, in L1) against running maxima: exp_shifted once per head, as the
+// fused attention did up to session 23, or exp_shifted_heads for all heads.
+void BM_BlockSoftmax(benchmark::State& state, bool all_heads) {
+  const int rows = (int)state.range(0), heads = (int)state.range(1);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-12.0f, 2.0f);
+  std::vector<float> s((size_t)heads * rows), p(s.size()), m((size_t)heads, 1.0f), m_new(m.size()), sums(m.size());
+  for (float& v : s) v = u(rng);
+  for (auto _ : state) {
+    if (all_heads) {
+      attention::exp_shifted_heads(s.data(), (size_t)rows, heads, m.data(), p.data(), rows, m_new.data(), sums.data());
+    } else {
+      for (int h = 0; h < heads; ++h)
+        sums[(size_t)h] = attention::exp_shifted(s.data() + (size_t)h * rows, m[(size_t)h], p.data() + (size_t)h * rows,
+                                                 rows, &m_new[(size_t)h]);
+    }
+    benchmark::DoNotOptimize(p.data());
+    benchmark::DoNotOptimize(sums.data());
+  }
+  state.counters["per_row"] =
+      benchmark::Counter(rows, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+void softmax_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"rows", "heads"})->Args({128, 4})->Args({32, 4})->Args({128, 8});
+}
+BENCHMARK_CAPTURE(BM_BlockSoftmax, head_by_head, false)->Apply(softmax_shapes);
+BENCHMARK_CAPTURE(BM_BlockSoftmax, all_heads, true)->Apply(softmax_shapes);
+
 // The prompt-tile product (tile_kernels.h) on L1-resident operands: a block
 // of `rows` keys of d values against 16 * nv heads (scores, m = rows, kk = d)
 // and the value sums (m = d, kk = rows). "fma_share" is its FMA rate as a

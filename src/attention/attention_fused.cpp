@@ -43,11 +43,9 @@ struct Partial {
   float* acc; // (d) running sum of exp(score - m) * v
 };
 
-// Folds a block of scores (already scaled) into the state; leaves the
-// block's weights exp(s - m_new) in p for the V pass.
-void softmax_update(Partial& st, const float* s, float* p, int n, int d) {
-  float mx;
-  const float sum = exp_shifted(s, st.m, p, n, &mx);
+// Moves the state to the block's new maximum mx and adds the block's sum
+// of weights exp(s - mx).
+void fold_block(Partial& st, float mx, float sum, int d) {
   if (mx > st.m) {
     const float corr = std::exp(st.m - mx);  // exp(-inf) = 0 on the first block
     st.l *= corr;
@@ -119,15 +117,22 @@ std::vector<QueryTile> query_tiles(const BatchView& b, int group) {
 // rows [a, e) of it are visible to the token: p is zero elsewhere, and a
 // block with nothing visible leaves the states alone.
 void softmax_visible(Partial* st, int heads, const float* scores, float* p, size_t bs, int n, int a, int e, int d) {
-  for (int h = 0; h < heads; ++h) {
-    float* ph = p + (size_t)h * bs;
+  constexpr int kHeads = 8;  // heads one call of exp_shifted_heads takes here
+  float m[kHeads], m_new[kHeads], sums[kHeads];
+  for (int h0 = 0; h0 < heads; h0 += kHeads) {
+    const int hn = std::min(kHeads, heads - h0);
+    float* ph = p + (size_t)h0 * bs;
     if (a >= e) {
-      std::fill(ph, ph + n, 0.0f);
+      for (int h = 0; h < hn; ++h) std::fill(ph + (size_t)h * bs, ph + (size_t)h * bs + n, 0.0f);
       continue;
     }
-    softmax_update(st[h], scores + (size_t)h * bs + a, ph + a, e - a, d);
-    std::fill(ph, ph + a, 0.0f);
-    std::fill(ph + e, ph + n, 0.0f);
+    for (int h = 0; h < hn; ++h) m[h] = st[h0 + h].m;
+    exp_shifted_heads(scores + (size_t)h0 * bs + a, bs, hn, m, ph + a, e - a, m_new, sums);
+    for (int h = 0; h < hn; ++h) {
+      fold_block(st[h0 + h], m_new[h], sums[h], d);
+      std::fill(ph + (size_t)h * bs, ph + (size_t)h * bs + a, 0.0f);
+      std::fill(ph + (size_t)h * bs + e, ph + (size_t)h * bs + n, 0.0f);
+    }
   }
 }
 

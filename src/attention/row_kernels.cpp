@@ -259,4 +259,12 @@ float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
   return sum;
 }
 
+void exp_shifted_heads(const float* s, size_t stride, int heads, const float* m, float* p, int n, float* m_new,
+                       float* sums) {
+  if (simd().wide.exp_shifted_heads) return simd().wide.exp_shifted_heads(s, stride, heads, m, p, n, m_new, sums);
+  if (simd().narrow.exp_shifted_heads) return simd().narrow.exp_shifted_heads(s, stride, heads, m, p, n, m_new, sums);
+  for (int h = 0; h < heads; ++h)
+    sums[h] = exp_shifted(s + (size_t)h * stride, m[h], p + (size_t)h * stride, n, &m_new[h]);
+}
+
 }  // namespace oscar::attention

@@ -53,6 +53,11 @@ using AccumulateKernel = void (*)(const RowBlock& b, const float* p, size_t stri
 
 // *m_new = max(m, s[0..n)); p[j] = exp(s[j] - *m_new); returns the sum of p.
 using ExpKernel = float (*)(const float* s, float m, float* p, int n, float* m_new);
+// The same for `heads` heads, head h's scores and weights h * stride apart:
+// m[h], m_new[h], sums[h].
+using ExpHeadsKernel = void (*)(const float* s, size_t stride, int heads, const float* m, float* p, int n,
+                                float* m_new, float* sums);
+constexpr int kExpHeads = 4;  // heads one pass of the SIMD ExpHeadsKernel interleaves
 
 struct RowKernels {
   ScoreKernel score_f16 = nullptr, score_q2 = nullptr;
@@ -61,6 +66,7 @@ struct RowKernels {
   ScoreKernel score_f32 = nullptr;
   AccumulateKernel accumulate_f32 = nullptr;
   ExpKernel exp_shifted = nullptr;
+  ExpHeadsKernel exp_shifted_heads = nullptr;
   int max_heads = 0;  // query heads one call takes (register budget of the ISA)
   int width = 0;      // floats per vector
 

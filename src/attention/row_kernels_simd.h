@@ -369,28 +369,65 @@ inline typename V::F exp_nonpositive(typename V::F x) {
   return V::times_pow2_where(y, n, x, kLowest);
 }
 
-// The softmax weights of a block (exp_shifted in row_kernels.h), W lanes at
-// a time; the block's maximum first, vectorised too (a scalar max chain cost
-// as much as the exponentials).
+// The softmax weights of a block for H heads at once (exp_shifted_heads in
+// row_kernels.h; head h's scores and weights h * stride apart), W lanes at
+// a time: the block's maxima first, vectorised too (a scalar max chain cost
+// as much as the exponentials). The heads' chains are interleaved: one head
+// at a time, a block of 128 decode rows waited mostly on the latency of its
+// max and sum chains. Each head's arithmetic is that of a one-head call.
+template <class V, int H>
+void exp_shifted_h(const float* s, size_t stride, const float* m, float* p, int n, float* m_new, float* sums) {
+  using F = typename V::F;
+  F vmax[H], vm[H], sum[H];
+  #pragma GCC unroll 8
+  for (int h = 0; h < H; ++h) vmax[h] = V::set1(m[h]);
+  int j = 0;
+  for (; j + V::W <= n; j += V::W)
+    #pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) vmax[h] = V::max(vmax[h], V::load(s + (size_t)h * stride + j));
+  const int tail = j;
+  for (int h = 0; h < H; ++h) {
+    float mx = V::hmax(vmax[h]);
+    for (int t = tail; t < n; ++t) mx = std::max(mx, s[(size_t)h * stride + t]);
+    m_new[h] = mx;
+    vm[h] = V::set1(mx);
+    sum[h] = V::zero();
+  }
+  for (j = 0; j + V::W <= n; j += V::W)
+    #pragma GCC unroll 8
+    for (int h = 0; h < H; ++h) {
+      const F y = exp_nonpositive<V>(V::sub(V::load(s + (size_t)h * stride + j), vm[h]));
+      V::store(p + (size_t)h * stride + j, y);
+      sum[h] = V::add(sum[h], y);
+    }
+  for (int h = 0; h < H; ++h) {
+    float total = V::hsum(sum[h]);
+    for (int t = tail; t < n; ++t)
+      total += p[(size_t)h * stride + t] = std::exp(s[(size_t)h * stride + t] - m_new[h]);
+    sums[h] = total;
+  }
+}
+
 template <class V>
 float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
-  using F = typename V::F;
-  F vmax = V::set1(m);
-  int j = 0;
-  for (; j + V::W <= n; j += V::W) vmax = V::max(vmax, V::load(s + j));
-  float mx = V::hmax(vmax);
-  for (; j < n; ++j) mx = std::max(mx, s[j]);
-  *m_new = mx;
-  const F vm = V::set1(mx);
-  F sum = V::zero();
-  for (j = 0; j + V::W <= n; j += V::W) {
-    const F y = exp_nonpositive<V>(V::sub(V::load(s + j), vm));
-    V::store(p + j, y);
-    sum = V::add(sum, y);
+  float sum;
+  exp_shifted_h<V, 1>(s, 0, &m, p, n, m_new, &sum);
+  return sum;
+}
+
+// Up to kExpHeads heads a pass: the chains of 4 heads fill the FMA pipes.
+template <class V>
+void exp_shifted_heads(const float* s, size_t stride, int heads, const float* m, float* p, int n, float* m_new,
+                       float* sums) {
+  for (int h0 = 0; h0 < heads; h0 += kExpHeads) {
+    const size_t o = (size_t)h0 * stride;
+    switch (std::min(kExpHeads, heads - h0)) {
+      case 1: exp_shifted_h<V, 1>(s + o, stride, m + h0, p + o, n, m_new + h0, sums + h0); break;
+      case 2: exp_shifted_h<V, 2>(s + o, stride, m + h0, p + o, n, m_new + h0, sums + h0); break;
+      case 3: exp_shifted_h<V, 3>(s + o, stride, m + h0, p + o, n, m_new + h0, sums + h0); break;
+      default: exp_shifted_h<V, 4>(s + o, stride, m + h0, p + o, n, m_new + h0, sums + h0); break;
+    }
   }
-  float total = V::hsum(sum);
-  for (; j < n; ++j) total += p[j] = std::exp(s[j] - mx);
-  return total;
 }
 
 // Head counts as compile-time constants so the accumulators stay in
@@ -496,7 +533,7 @@ template <class V, int MaxH>
 RowKernels simd_kernels() {
   return {score_float<V, MaxH, LoadF16>, score_q2<V, MaxH>, accumulate_float<V, MaxH, LoadF16>,
           accumulate_q2<V, MaxH>, score_float<V, MaxH, LoadF32>, accumulate_float<V, MaxH, LoadF32>,
-          exp_shifted<V>, MaxH, V::W};
+          exp_shifted<V>, exp_shifted_heads<V>, MaxH, V::W};
 }
 
 }  // namespace

@@ -30,9 +30,10 @@ struct Vec16 {
   static F max(F a, F b) { return _mm512_max_ps(a, b); }
   static F fnma(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
   static F round(F x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static F times_pow2_where(F y, F n, F x, float lo) {  // one masked multiply
-    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ), y, _mm512_castsi512_ps(e));
+  // One masked vscalefps (y * 2^n, exact like the multiply by a built
+  // power of two it replaces, without building it).
+  static F times_pow2_where(F y, F n, F x, float lo) {
+    return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_GE_OQ), y, n);
   }
   static float hsum(F v) { return _mm512_reduce_add_ps(v); }
   static float hmax(F v) { return _mm512_reduce_max_ps(v); }

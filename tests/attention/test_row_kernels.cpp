@@ -507,6 +507,60 @@ TEST(RowKernels, EverySimdSetsExpShiftedIsWithinAFewUlpOfStdExp) {
 #endif
 }
 
+// Several heads' blocks at once, as the fused attention asks for them:
+// each head's weights, maximum and sum must be exactly what a call for that
+// head alone gives (the same arithmetic, only interleaved), and nothing
+// between the heads' rows may be written. exp_heads is the kernel under test,
+// exp_one the one-head kernel it must agree with.
+template <class ExpHeads, class ExpOne>
+void check_exp_heads(const char* name, ExpHeads exp_heads, ExpOne exp_one) {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> u(-95.0f, 5.0f);
+  for (int heads : {1, 2, 3, 4, 5, 8, 9})
+    for (int n : {1, 7, 16, 33, 128}) {
+      const size_t stride = (size_t)n + 3;  // a gap after each head's rows
+      std::vector<float> s((size_t)heads * stride), p(s.size(), -1.0f), m((size_t)heads), m_new((size_t)heads),
+          sums((size_t)heads);
+      for (auto& v : s) v = u(rng);
+      for (int h = 0; h < heads; ++h) {
+        if (n > 1) s[(size_t)h * stride + (size_t)h % n] = -INFINITY;  // a masked score
+        float mx = -INFINITY;
+        for (int j = 0; j < n; ++j) mx = std::max(mx, s[(size_t)h * stride + j]);
+        const float m_in[] = {-INFINITY, mx - 1.0f, mx, mx + 2.5f};
+        m[(size_t)h] = m_in[h % 4];
+      }
+      exp_heads(s.data(), stride, heads, m.data(), p.data(), n, m_new.data(), sums.data());
+      for (int h = 0; h < heads; ++h) {
+        std::vector<float> want((size_t)n);
+        float want_m = NAN;
+        const float want_sum = exp_one(s.data() + (size_t)h * stride, m[(size_t)h], want.data(), n, &want_m);
+        ASSERT_EQ(m_new[(size_t)h], want_m) << name << " heads=" << heads << " n=" << n << " h=" << h;
+        ASSERT_EQ(sums[(size_t)h], want_sum) << name << " heads=" << heads << " n=" << n << " h=" << h;
+        for (int j = 0; j < n; ++j)
+          ASSERT_EQ(p[(size_t)h * stride + j], want[(size_t)j]) << name << " heads=" << heads << " n=" << n << " h=" << h
+                                                                << " j=" << j;
+        for (size_t j = (size_t)n; j < stride; ++j)
+          ASSERT_EQ(p[(size_t)h * stride + j], -1.0f) << name << ": wrote between heads, n=" << n;
+      }
+    }
+}
+
+TEST(RowKernels, ExpShiftedHeadsGivesEachHeadWhatExpShiftedGivesIt) {
+  check_exp_heads("dispatched", exp_shifted_heads, exp_shifted);
+}
+TEST(RowKernels, EverySimdSetsExpShiftedHeadsGivesEachHeadWhatItsExpShiftedGivesIt) {
+#if defined(OSCAR_X86)
+  const std::vector<std::pair<const char*, detail::RowKernels>> sets = simd_sets();
+  if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
+  for (const auto& [name, set] : sets) {
+    ASSERT_NE(set.exp_shifted_heads, nullptr) << name;
+    check_exp_heads(name, set.exp_shifted_heads, set.exp_shifted);
+  }
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
 TEST(RowKernels, ShapesTheSimdKernelsTake) {
   detail::RowKernels k;
   k.score_f16 = k.score_q2 = [](const detail::RowBlock&, const float*, int, float, float*, size_t) {};
