@@ -79,13 +79,16 @@ const uint8_t* row_at(const kv::Segment& s, int pos) { return s.rows + (size_t)(
 // Rows [pos, pos + n) of a segment whose rows lie back to back, for a row
 // kernel to ask for along the way (RowsAhead; none where they do not). The
 // block loop reads K and V in turns: the V rows of a block are asked for
-// while its scores are computed, and the next block's K rows during its
-// value sums, so each arrives while the other stream is being computed on.
-// BM_DecodeAttention, 2 threads, old and new binaries in three alternating
-// rounds: qwen3_4b at 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms;
-// qwen3_0_6b q2_0 at 4096 (mostly f16 tiers) 9.09 -> 8.31 ms
-// (bench/RESULTS.md, session 20; then asked for in one burst before the
-// kernel, now a share at a time inside it, session 23).
+// while its scores are computed, so they arrive while the K rows are being
+// computed on (BM_DecodeAttention, 2 threads, alternating: qwen3_4b at
+// 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms; bench/RESULTS.md, session
+// 20; a share at a time inside the kernel since session 23). The next
+// block's K rows were asked for the same way during the value sums until
+// session 24; the AMX value sums (with the softmax) then took about 1.5x
+// their time without those prefetches, most likely waiting for fill
+// buffers (rdtsc around the calls, rows in L1), and letting the score
+// kernel prefetch its own rows a fixed distance ahead made qwen3_4b decode
+// attention at 16K 7% (f16) and 8-14% (q2_0) faster.
 RowsAhead rows_ahead(const kv::Segment& s, int pos, int n) {
   const size_t bytes = segment_bytes(s, pos, n);
   return bytes ? RowsAhead{row_at(s, pos), bytes} : RowsAhead{};
@@ -361,10 +364,6 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
 
       SegmentCursor kc, vc;
       open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
-      // The K rows the last value sums asked for: positions below k_asked_to
-      // of segment k_asked_in.
-      const kv::Segment* k_asked_in = nullptr;
-      int k_asked_to = 0;
       for (int p0 = c0; p0 < c1;) {
         // A block never crosses a K or V segment boundary.
         const kv::Segment& ksg = kc.at(p0);
@@ -381,10 +380,9 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
         const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
         const int n = p1 - p0;
-        const RowsAhead v_ahead = rows_ahead(vsg, p0, n), k_ahead = rows_ahead(ksg, p1, std::min(c1 - p1, bs));
-        const bool k_asked = k_asked_in == &ksg && p1 <= k_asked_to;
+        const RowsAhead v_ahead = rows_ahead(vsg, p0, n);
         score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data(),
-                   {v_ahead, k_asked});
+                   {v_ahead});
         // Token i sees cached rows from its own window start on.
         for (int i = 0; i < tile.n; ++i) {
           const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
@@ -392,9 +390,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
                           &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
         }
         accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs.p.data(), (size_t)bs, heads, base + 2 * heads,
-                        tmp.data(), gq.int_chunks, {k_ahead, v_ahead.bytes != 0});
-        k_asked_in = &ksg;
-        k_asked_to = p1 + (int)(k_ahead.bytes / std::max<size_t>(1, ksg.stride));
+                        tmp.data(), gq.int_chunks, {{}, v_ahead.bytes != 0});
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

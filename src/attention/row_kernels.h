@@ -38,11 +38,10 @@ struct GroupQuery {
 };
 
 // Bytes another stream of cached rows reads next (the fused attention's V
-// rows of a block while its K rows are scored, the next block's K rows while
-// its V rows are summed). The kernels ask for them a share at a time among
-// their own work: asked for at once, as one burst of prefetches before each
-// block, they waited for free fill buffers, 65 TSC a row of f16 d128 rows in
-// decode (bench/RESULTS.md, session 23).
+// rows of a block while its K rows are scored). The kernels ask for them a
+// share at a time among their own work: asked for at once, as one burst of
+// prefetches before each block, they waited for free fill buffers, 65 TSC a
+// row of f16 d128 rows in decode (bench/RESULTS.md, session 23).
 struct RowsAhead {
   const uint8_t* p = nullptr;
   size_t bytes = 0;
