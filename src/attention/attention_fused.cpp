@@ -382,7 +382,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         const int n = p1 - p0;
         const RowsAhead v_ahead = rows_ahead(vsg, p0, n);
         score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data(),
-                   {v_ahead});
+                   v_ahead);
         // Token i sees cached rows from its own window start on.
         for (int i = 0; i < tile.n; ++i) {
           const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
@@ -390,7 +390,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
                           &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
         }
         accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs.p.data(), (size_t)bs, heads, base + 2 * heads,
-                        tmp.data(), gq.int_chunks, {{}, v_ahead.bytes != 0});
+                        tmp.data(), gq.int_chunks, /*rows_asked=*/v_ahead.bytes != 0);
         p0 = p1;
       }
       // The batch's own keys (full precision) go with the last chunk, in

@@ -116,11 +116,8 @@ int int_call_heads(int n_heads, bool int_chunks) {
   return int_chunks ? std::min(n_heads, detail::kQ2IntCallHeads) : n_heads;
 }
 
-// Cached rows stored back to back that nobody has asked for yet: a stream
-// for the kernels to prefetch (RowBlock).
-bool streamed(const kv::RowCodec& codec, size_t row_stride, const StreamPrefetch& prefetch) {
-  return row_stride == codec.row_bytes() && !prefetch.rows_asked;
-}
+// Cached rows stored back to back: a stream worth prefetching (RowBlock).
+bool streamed(const kv::RowCodec& codec, size_t row_stride) { return row_stride == codec.row_bytes(); }
 
 // A SIMD score kernel over all heads of the group, max_heads at a time.
 void score_tiles(const detail::RowKernels& set, detail::ScoreKernel k, const detail::RowBlock& b,
@@ -135,21 +132,16 @@ void score_tiles(const detail::RowKernels& set, detail::ScoreKernel k, const det
 }
 
 // A SIMD accumulate kernel over `all`'s rows in blocks of at most
-// kMaxTileRows (the q2 scratch bound) and all heads, `tile` at a time. Each
-// block asks for its share of all.along.
+// kMaxTileRows (the q2 scratch bound) and all heads, `tile` at a time.
 void accumulate_tiles(detail::AccumulateKernel k, int tile, const detail::RowBlock& all, const float* p, size_t stride,
                       int n_heads, float* acc) {
   float scratch[detail::kMaxTileHeads * (detail::kMaxTileRows + 1) * detail::kMaxGroups];
   for (int j0 = 0; j0 < all.n; j0 += detail::kMaxTileRows) {
     const int n = std::min(detail::kMaxTileRows, all.n - j0);
-    const size_t from = all.along.bytes * (size_t)j0 / (size_t)all.n;
-    const size_t to = all.along.bytes * (size_t)(j0 + n) / (size_t)all.n;
-    detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, n, all.d, all.g, all.streamed,
-                       {all.along.p + from, to - from}};
+    detail::RowBlock b{all.rows + (size_t)j0 * all.stride, all.stride, n, all.d, all.g, all.streamed};
     for (int h0 = 0; h0 < n_heads; h0 += tile) {
       k(b, p + (size_t)h0 * stride + j0, stride, std::min(tile, n_heads - h0), acc + (size_t)h0 * all.d, scratch);
       b.streamed = false;  // the first tile brought the rows into cache
-      b.along = {};        // and asked for the other stream's
     }
   }
 }
@@ -157,14 +149,12 @@ void accumulate_tiles(detail::AccumulateKernel k, int tile, const detail::RowBlo
 }  // namespace
 
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp,
-                StreamPrefetch prefetch) {
-  const RowsAhead along = prefetch.along;
+                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp, RowsAhead along) {
   const int d = gq.d;
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
-    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0,
-                             streamed(codec, row_stride, prefetch), along};
+    const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride),
+                             along};
     const detail::IntRowKernels& integer = simd().integer;
     constexpr int kPrepared = kQ2IntQueryHeads, kCall = detail::kQ2IntCallHeads;
     if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks))) {
@@ -201,14 +191,13 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks,
-                     StreamPrefetch prefetch) {
-  const RowsAhead along = prefetch.along;
+                     bool rows_asked) {
   const int d = codec.dim();
   if (const detail::RowKernels* set = set_for(codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::IntRowKernels& integer = simd().integer;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0,
-                             streamed(codec, row_stride, prefetch), along};
+                             streamed(codec, row_stride) && !rows_asked};
     if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks))) {
       accumulate_tiles(integer.accumulate_q2, detail::kQ2IntCallHeads, b, p, stride, n_heads, acc);
       return;
@@ -216,7 +205,6 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
     accumulate_tiles(q2 ? set->accumulate_q2 : set->accumulate_f16, set->max_heads, b, p, stride, n_heads, acc);
     return;
   }
-  prefetch_lines(along.p, along.bytes);
   for (int j = 0; j < n_rows; ++j) {
     codec.decode(rows + (size_t)j * row_stride, tmp);
     for (int h = 0; h < n_heads; ++h) kernels::axpy(p[(size_t)h * stride + j], tmp, acc + (size_t)h * d, d);

@@ -47,26 +47,19 @@ struct RowsAhead {
   size_t bytes = 0;
 };
 
-// What a call's kernels ask the cache for besides their own work.
-// rows_asked: an earlier call asked for this call's rows (its `along`), so
-// the kernels do not ask for them again, a fixed distance ahead, as they do
-// for rows nobody asked for. Asked for twice, q2_0 decode attention at 16K
-// ran 2-5% slower (bench/RESULTS.md, session 24).
-struct StreamPrefetch {
-  RowsAhead along;
-  bool rows_asked = false;
-};
-
-// scores[h * stride + j] = scale * q_h . k_j for j < n_rows.
+// scores[h * stride + j] = scale * q_h . k_j for j < n_rows; the kernels
+// ask for `along` a share at a time.
 void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
-                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp,
-                StreamPrefetch prefetch = {});
+                const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp, RowsAhead along = {});
 
 // acc[h * d + i] += p[h * stride + j] * v_j[i] for j < n_rows. int_chunks as
-// in GroupQuery.
+// in GroupQuery. rows_asked: an earlier call asked for these rows (its
+// `along`), so the kernels do not ask for them again, a fixed distance
+// ahead, as they do for rows nobody asked for; asked for twice, q2_0 decode
+// attention at 16K ran 2-5% slower (bench/RESULTS.md, session 24).
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks = false,
-                     StreamPrefetch prefetch = {});
+                     bool rows_asked = false);
 
 // The same for rows of f32 values `row_stride` floats apart (the batch's own
 // keys and values, not yet stored in the cache).
