@@ -37,14 +37,14 @@ struct Q6KLayout {
   static void pack(const Block& b, int r, Group& o) {
     o.d[r] = b.d;
     for (int s = 0; s < 16; ++s) o.scales[s][r] = b.scales[s];
-    for (int c = 0; c < 32; ++c) std::memcpy(&o.ql[c][4 * r], &b.ql[4 * c], 4);
-    for (int c = 0; c < 16; ++c) std::memcpy(&o.qh[c][4 * r], &b.qh[4 * c], 4);
+    for (int c = 0; c < 32; ++c) std::memcpy(o.ql(c) + 4 * r, &b.ql[4 * c], 4);
+    for (int c = 0; c < 16; ++c) std::memcpy(o.qh(c) + 4 * r, &b.qh[4 * c], 4);
   }
   static void unpack(const Group& p, int r, Block& b) {
     b.d = p.d[r];
     for (int s = 0; s < 16; ++s) b.scales[s] = p.scales[s][r];
-    for (int c = 0; c < 32; ++c) std::memcpy(&b.ql[4 * c], &p.ql[c][4 * r], 4);
-    for (int c = 0; c < 16; ++c) std::memcpy(&b.qh[4 * c], &p.qh[c][4 * r], 4);
+    for (int c = 0; c < 32; ++c) std::memcpy(&b.ql[4 * c], p.ql(c) + 4 * r, 4);
+    for (int c = 0; c < 16; ++c) std::memcpy(&b.qh[4 * c], p.qh(c) + 4 * r, 4);
   }
 };
 static_assert(sizeof(Q4KLayout::Group) == kRows16 * sizeof(Q4KLayout::Block));
@@ -171,7 +171,7 @@ void gemv_q6_K_rows16_ref(int64_t cols, const void* w, int64_t g0, int64_t n, co
             // high nibble when j >= 2; qh byte 32h + l, bits 2j..2j+1.
             const int h = i / 128, j = i % 128 / 32, l = i % 32;
             const int qlb = 64 * h + 32 * (j % 2) + l, qhb = 32 * h + l;
-            const uint8_t lo = p.ql[qlb / 4][4 * r + qlb % 4], hi = p.qh[qhb / 4][4 * r + qhb % 4];
+            const uint8_t lo = p.ql(qlb / 4)[4 * r + qlb % 4], hi = p.qh(qhb / 4)[4 * r + qhb % 4];
             const int q = ((j >= 2 ? lo >> 4 : lo & 15) | ((hi >> (2 * j)) & 3) << 4) - 32;
             dot += q * a[ib].qs[i];
           }

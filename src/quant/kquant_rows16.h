@@ -45,16 +45,28 @@ static_assert(sizeof(BlockQ4_Kx16) == 16 * 144);  // 16 rows of BlockQ4_K
 
 struct BlockQ6_Kx16 {
   int8_t scales[16][kRows16];  // scales[s][r]: sub-block s of row r
-  // Chunk c: bytes 4r .. 4r + 3 of row r are ql[4c .. 4c + 3] (qh[4c ..
-  // 4c + 3]) of the row's block. With h = c / 16 (c / 8 for qh) and
-  // positions l = 4 (c % 8) + b, a ql chunk c holds weights 128h + l
-  // (c % 16 < 8) or 128h + 32 + l (c % 16 >= 8) in its low nibbles and
-  // those + 64 in its high nibbles; bits 2j..2j+1 of qh chunk 8h + c % 8
-  // are the high bits of weight 128h + 32j + l (kquant_blocks.h).
-  uint8_t ql[32][4 * kRows16];
-  uint8_t qh[16][4 * kRows16];
+  // Chunk c of ql (c < 32) or qh (c < 16): bytes 4r .. 4r + 3 of row r are
+  // ql[4c .. 4c + 3] (qh[4c .. 4c + 3]) of the row's block. With h = c / 16
+  // (c / 8 for qh) and positions l = 4 (c % 8) + b, a ql chunk c holds
+  // weights 128h + l (c % 16 < 8) or 128h + 32 + l (c % 16 >= 8) in its low
+  // nibbles and those + 64 in its high nibbles; bits 2j..2j+1 of qh chunk
+  // 8h + c % 8 are the high bits of weight 128h + 32j + l (kquant_blocks.h).
+  //
+  // The three chunks that make up the same 16 x 4 positions lie side by
+  // side, in the order the kernels read them: triple t = 8h + k holds ql
+  // chunks 16h + k and 16h + 8 + k, then qh chunk t. The group is then read
+  // front to back, so prefetching the next group in step with the current
+  // one keeps every line the same distance ahead. With ql and qh apart, the
+  // qh lines were asked for only a few chunks before use: from memory
+  // 4-8% slower with 2 threads (bench/RESULTS.md, session 25).
+  uint8_t triples[16][3][4 * kRows16];
   uint16_t d[kRows16];  // f16, per row; last, so that a group at a 64-byte
                         // boundary has its quants at one too
+
+  const uint8_t* ql(int c) const { return triples[8 * (c / 16) + c % 8][c % 16 / 8]; }
+  uint8_t* ql(int c) { return triples[8 * (c / 16) + c % 8][c % 16 / 8]; }
+  const uint8_t* qh(int c) const { return triples[c][2]; }
+  uint8_t* qh(int c) { return triples[c][2]; }
 };
 static_assert(sizeof(BlockQ6_Kx16) == 16 * 210);  // 16 rows of BlockQ6_K
 

@@ -108,8 +108,8 @@ void q6_half_tile(int64_t nb, const BlockQ6_Kx16* wg, int h, const uint8_t* act,
         for (int c = 0; c < NC; ++c)
           for (int j = 0; j < 4; ++j) acc[c][j] = _mm256_set1_epi32(-32 * x[c]->bsums[8 * hh + 2 * j + q]);
         for (int k = 4 * q; k < 4 * q + 4; ++k) {
-          const __m256i lo = chunk_half(b.ql[16 * hh + k], h), hi = chunk_half(b.ql[16 * hh + 8 + k], h);
-          const __m256i top = chunk_half(b.qh[8 * hh + k], h);
+          const __m256i lo = chunk_half(b.ql(16 * hh + k), h), hi = chunk_half(b.ql(16 * hh + 8 + k), h);
+          const __m256i top = chunk_half(b.qh(8 * hh + k), h);
           __m256i v[4];
           v[0] = join(_mm256_and_si256(lo, low4), _mm256_slli_epi32(top, 4), bits45);
           v[1] = join(_mm256_and_si256(hi, low4), _mm256_slli_epi32(top, 2), bits45);

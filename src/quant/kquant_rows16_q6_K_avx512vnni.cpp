@@ -48,15 +48,17 @@ void group_tile(int64_t nb, const BlockQ6_Kx16* wg, const uint8_t* act, size_t a
       for (int c = 0; c < NC; ++c)
         for (int j = 0; j < 4; ++j) acc[c][j] = _mm512_set1_epi32(-32 * x[c]->bsums[8 * h + 2 * j + q]);
       const auto chunk = [&](int k) __attribute__((always_inline)) {
-        // The next super-block, a 16th per chunk. kStreamPrefetchBytes on
-        // (2 KiB, less than a super-block of 3360 bytes) the tail of each
-        // super-block, read from the first chunk on, was asked for only
+        // The next super-block, a 16th per chunk: the chunks are read front
+        // to back (BlockQ6_Kx16), so every line is asked for one super-block
+        // before use. kStreamPrefetchBytes on (2 KiB, less than a super-block
+        // of 3360 bytes) the tail of each super-block was asked for only
         // during its own first chunks: 1 thread 12.3-13.0 GB/s against
-        // 13.1-13.9 (bench/RESULTS.md, session 24).
+        // 13.1-13.9 (bench/RESULTS.md, session 24). Two super-blocks on was
+        // no faster (session 25).
         if (NC == 1) prefetch_part(reinterpret_cast<const uint8_t*>(&b + 1), sizeof(b), 8 * h + k, 8 * h + k + 1, 16);
-        const __m512i lo = in_register(_mm512_loadu_si512(b.ql[16 * h + k]));      // weights j = 0 | 2
-        const __m512i hi = in_register(_mm512_loadu_si512(b.ql[16 * h + 8 + k]));  // weights j = 1 | 3
-        const __m512i top = in_register(_mm512_loadu_si512(b.qh[8 * h + k]));
+        const __m512i lo = in_register(_mm512_loadu_si512(b.ql(16 * h + k)));      // weights j = 0 | 2
+        const __m512i hi = in_register(_mm512_loadu_si512(b.ql(16 * h + 8 + k)));  // weights j = 1 | 3
+        const __m512i top = in_register(_mm512_loadu_si512(b.qh(8 * h + k)));
         // The 32-bit shifts move bits across byte borders; bits45 keeps
         // only the two that belong to each byte.
         __m512i v[4];
