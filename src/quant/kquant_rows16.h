@@ -58,7 +58,7 @@ struct BlockQ6_Kx16 {
   // front to back, so prefetching the next group in step with the current
   // one keeps every line the same distance ahead. With ql and qh apart, the
   // qh lines were asked for only a few chunks before use: from memory
-  // 4-8% slower with 2 threads (bench/RESULTS.md, session 25).
+  // about 5% slower with 2 threads (bench/RESULTS.md, session 25).
   uint8_t triples[16][3][4 * kRows16];
   uint16_t d[kRows16];  // f16, per row; last, so that a group at a 64-byte
                         // boundary has its quants at one too
