@@ -296,8 +296,9 @@ void register_all() {
                                      9728, 2560, th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/2560x9728" + sfx).c_str(), BM_Rows16Gemv, ks[v], type,
                                      2560, 9728, th, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-        // qwen3-0.6b's shapes, whose Q6_K tensors are ffn_down and the tied
-        // output table (1024 columns): short rows, many groups.
+        // Short rows, as in qwen3-0.6b, whose Q6_K tensors are ffn_down
+        // (1024x3072) and the tied output table (151936 rows of 1024; 32768
+        // rows stand in for it).
         for (const auto& [r, c] : {std::pair{1024, 3072}, std::pair{32768, 1024}}) {
           const std::string shape = std::to_string(r) + "x" + std::to_string(c);
           benchmark::RegisterBenchmark(("gemv_rows16/" + ty + "/" + shape + sfx).c_str(), BM_Rows16Gemv, ks[v], type, r, c,
