@@ -11,6 +11,7 @@ PKGS=(
   libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcpp-httplib-dev
   libeigen3-dev libzip-dev libcli11-dev
   python3 python3-numpy python3-jinja2 python3-torch
+  haproxy lua5.3 curl
 )
 missing=()
 for p in "${PKGS[@]}"; do
