@@ -1,0 +1,48 @@
+# The chat page (webui/, a Vite project) compiled into oscar-server as a
+# generated C++ table (target oscar_webui_assets, see src/server/webui_assets.h).
+#
+# Where the files come from, in order:
+#   1. node + npm found and webui/node_modules installed (scripts/setup-deps.sh
+#      runs `npm ci` there): Vite builds them into the build folder whenever
+#      webui/'s sources change;
+#   2. a webui/dist built beforehand (`cd webui && npm ci && npm run build`);
+#   3. neither: the table is empty, the C++ build still succeeds, and `/`
+#      serves a page saying how to build the web UI.
+set(OSCAR_WEBUI_DIR ${PROJECT_SOURCE_DIR}/webui)
+set(OSCAR_WEBUI_CPP ${CMAKE_CURRENT_BINARY_DIR}/webui_assets.cpp)
+find_program(OSCAR_NPM npm)
+find_program(OSCAR_NODE node)
+
+if(OSCAR_NPM AND OSCAR_NODE AND EXISTS ${OSCAR_WEBUI_DIR}/node_modules/.bin/vite)
+  set(OSCAR_WEBUI_DIST ${CMAKE_BINARY_DIR}/webui-dist)
+  file(GLOB_RECURSE _webui_sources CONFIGURE_DEPENDS ${OSCAR_WEBUI_DIR}/src/*)
+  add_custom_command(
+    OUTPUT ${OSCAR_WEBUI_DIST}/index.html
+    COMMAND ${OSCAR_NPM} run --silent build -- --outDir ${OSCAR_WEBUI_DIST} --emptyOutDir --logLevel warn
+    WORKING_DIRECTORY ${OSCAR_WEBUI_DIR}
+    DEPENDS ${_webui_sources} ${OSCAR_WEBUI_DIR}/index.html ${OSCAR_WEBUI_DIR}/vite.config.js
+            ${OSCAR_WEBUI_DIR}/package-lock.json
+    COMMENT "Building the web UI (vite build)"
+    VERBATIM)
+  set(_webui_inputs ${OSCAR_WEBUI_DIST}/index.html)
+  message(STATUS "web UI: built from webui/ by npm during the build and compiled into oscar-server")
+elseif(EXISTS ${OSCAR_WEBUI_DIR}/dist/index.html)
+  set(OSCAR_WEBUI_DIST ${OSCAR_WEBUI_DIR}/dist)
+  file(GLOB_RECURSE _webui_inputs CONFIGURE_DEPENDS ${OSCAR_WEBUI_DIST}/*)
+  message(STATUS "web UI: compiling the prebuilt webui/dist into oscar-server")
+else()
+  set(OSCAR_WEBUI_DIST "")
+  set(_webui_inputs "")
+  message(STATUS "web UI: NOT built (needs node, npm and `npm ci` in webui/; scripts/setup-deps.sh does that): "
+                 "oscar-server will answer / with a page saying how to build it")
+endif()
+
+add_custom_command(
+  OUTPUT ${OSCAR_WEBUI_CPP}
+  COMMAND ${CMAKE_COMMAND} -DDIST_DIR=${OSCAR_WEBUI_DIST} -DOUT=${OSCAR_WEBUI_CPP}
+          -P ${PROJECT_SOURCE_DIR}/cmake/embed_webui.cmake
+  DEPENDS ${PROJECT_SOURCE_DIR}/cmake/embed_webui.cmake ${_webui_inputs}
+  COMMENT "Embedding the web UI's files"
+  VERBATIM)
+add_library(oscar_webui_assets STATIC ${OSCAR_WEBUI_CPP})
+target_include_directories(oscar_webui_assets PRIVATE ${PROJECT_SOURCE_DIR}/src)
