@@ -17,7 +17,8 @@ export const FIELDS = [
 export function serverDefaults(props) {
   const p = props?.default_generation_settings?.params || {};
   const out = {};
-  for (const f of FIELDS) if (typeof p[f.server] === 'number') out[f.key] = p[f.server];
+  // The server's floats arrive widened to double (0.8 -> 0.800000011920929).
+  for (const f of FIELDS) if (typeof p[f.server] === 'number') out[f.key] = Number(p[f.server].toPrecision(6));
   return out;
 }
 

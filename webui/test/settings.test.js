@@ -3,7 +3,7 @@ import { cleanOverrides, requestParams, serverDefaults } from '../src/settings.j
 import { parseMetrics } from '../src/api.js';
 
 describe('settings', () => {
-  const props = { default_generation_settings: { n_ctx: 1024, params: { temperature: 0.8, top_k: 40, n_predict: -1, seed: -1 } } };
+  const props = { default_generation_settings: { n_ctx: 1024, params: { temperature: 0.800000011920929, top_k: 40, n_predict: -1, seed: -1 } } };
   it('takes defaults from /props and keeps only changed values', () => {
     const d = serverDefaults(props);
     expect(d).toEqual({ temperature: 0.8, top_k: 40, max_tokens: -1, seed: -1 });

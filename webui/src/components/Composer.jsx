@@ -1,6 +1,7 @@
 // The input: Enter sends, Shift+Enter is a new line; text files can be
 // attached (button, drop or paste of a file) and travel as context.
 import { useRef, useState } from 'preact/hooks';
+import { ClipIcon, FileIcon } from './icons.jsx';
 
 const MAX_ATTACHMENT_BYTES = 512 * 1024;
 
@@ -43,14 +44,14 @@ export function Composer({ busy, onSend, onStop, onError }) {
       {attachments.length > 0 && (
         <div class="attachments">
           {attachments.map((a, i) => (
-            <span class="chip" key={i}>📄 {a.name}
+            <span class="chip" key={i}><FileIcon /> {a.name}
               <button type="button" aria-label={`remove ${a.name}`} onClick={() => setAttachments(attachments.filter((_, j) => j !== i))}>×</button>
             </span>
           ))}
         </div>
       )}
       <div class="composer-row">
-        <button type="button" class="icon attach" title="Attach text files" aria-label="attach files" onClick={() => fileRef.current.click()}>📎</button>
+        <button type="button" class="icon attach" title="Attach text files" aria-label="attach files" onClick={() => fileRef.current.click()}><ClipIcon /></button>
         <input ref={fileRef} type="file" multiple hidden data-testid="attach-file" onChange={(e) => { add(e.target.files); e.target.value = ''; }} />
         <textarea data-testid="prompt" rows={2} placeholder="Message (Enter sends, Shift+Enter new line)" value={text}
           onInput={(e) => setText(e.target.value)}

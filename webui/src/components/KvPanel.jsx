@@ -3,11 +3,13 @@
 // speed of the last reply and the slots and queue.
 import { formatBits, formatBytes, formatRate, percent } from '../format.js';
 
-function Row({ label, value, testid }) {
+// data-raw carries the server's number behind a formatted value (the
+// browser test compares it with /props and /slots).
+function Row({ label, value, testid, raw }) {
   return (
     <div class="kv-row">
       <span>{label}</span>
-      <span class="kv-value" data-testid={testid}>{value}</span>
+      <span class="kv-value" data-testid={testid} data-raw={raw}>{value}</span>
     </div>
   );
 }
@@ -50,13 +52,13 @@ export function KvPanel({ props, slots, metrics, contextUsed, timings, error, on
           <Row label="Bits / value (now, all tiers)" testid="kv-bits" value={formatBits(kv.bits_per_value)} />
           <Row label="f16 sink / recent tiers" testid="kv-tiers" value={`${kv.sink} + ${kv.recent} positions`} />
           <Row label="Rotations" testid="kv-rotations" value={kv.rotations} />
-          <Row label="Used" testid="kv-bytes-used" value={formatBytes(used)} />
-          <Row label="Same context in f16" testid="kv-bytes-f16" value={formatBytes(f16)} />
+          <Row label="Used" testid="kv-bytes-used" raw={used} value={formatBytes(used)} />
+          <Row label="Same context in f16" testid="kv-bytes-f16" raw={f16} value={formatBytes(f16)} />
           <div class="compare">
             <Bar part={used} whole={f16} testid="kv-compare-bar" />
             <span class="note">{f16 > 0 ? `${(f16 / Math.max(used, 1)).toFixed(1)}× smaller than f16` : 'empty'}</span>
           </div>
-          <Row label="Allocated" testid="kv-bytes-allocated" value={formatBytes(kv.bytes_allocated)} />
+          <Row label="Allocated" testid="kv-bytes-allocated" raw={kv.bytes_allocated} value={formatBytes(kv.bytes_allocated)} />
         </section>
       )}
 
@@ -70,7 +72,7 @@ export function KvPanel({ props, slots, metrics, contextUsed, timings, error, on
                 <td>{s.id}</td>
                 <td>{s.is_processing ? 'busy' : 'idle'}</td>
                 <td data-testid="slot-cached">{s.n_cached} / {s.n_ctx}</td>
-                <td data-testid="slot-bytes">{s.kv ? formatBytes(s.kv.bytes_used) : '–'}</td>
+                <td data-testid="slot-bytes" data-raw={s.kv?.bytes_used}>{s.kv ? formatBytes(s.kv.bytes_used) : '–'}</td>
               </tr>
             ))}
           </tbody>

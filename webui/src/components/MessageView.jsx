@@ -2,6 +2,7 @@
 // once the answer starts), tool calls, and the actions that fit its role.
 import { useMemo, useState } from 'preact/hooks';
 import { renderMarkdown, copyText } from '../markdown.js';
+import { FileIcon, ToolIcon } from './icons.jsx';
 
 function onCodeCopy(e) {
   const btn = e.target.closest('.copy-code');
@@ -43,7 +44,7 @@ function ToolCalls({ calls }) {
     <div class="tool-calls">
       {calls.map((c, i) => (
         <div class="tool-call" key={c.id || i} data-testid="tool-call">
-          <div class="tool-call-name">🔧 {c.function?.name || 'tool'}</div>
+          <div class="tool-call-name"><ToolIcon /> {c.function?.name || 'tool'}</div>
           <pre>{prettyArgs(c.function?.arguments || '')}</pre>
         </div>
       ))}
@@ -87,7 +88,7 @@ export function MessageView({ msg, streaming, branch, busy, onEdit, onRegenerate
       </div>
       {msg.attachments?.length > 0 && (
         <div class="attachments">
-          {msg.attachments.map((a) => <span class="chip" key={a.name}>📄 {a.name}</span>)}
+          {msg.attachments.map((a) => <span class="chip" key={a.name}><FileIcon /> {a.name}</span>)}
         </div>
       )}
       {msg.reasoning && <Reasoning text={msg.reasoning} streaming={streaming} answered={!!msg.content} />}

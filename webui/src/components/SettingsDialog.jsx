@@ -8,7 +8,7 @@ export function SettingsDialog({ system, overrides, defaults, onSave, onClose })
   const [vals, setVals] = useState({ ...defaults, ...overrides });
   return (
     <div class="overlay" onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <form class="dialog settings" data-testid="settings-dialog"
+      <form class="dialog settings" data-testid="settings-dialog" noValidate
         onSubmit={(e) => { e.preventDefault(); onSave(sys, cleanOverrides(vals, defaults)); }}>
         <h2>Settings</h2>
         <label class="wide">System prompt (this conversation)
@@ -17,7 +17,7 @@ export function SettingsDialog({ system, overrides, defaults, onSave, onClose })
         <div class="grid">
           {FIELDS.map((f) => (
             <label key={f.key}>{f.label}
-              <input type="number" step={f.step} data-testid={`set-${f.key}`} value={vals[f.key] ?? ''}
+              <input type="number" step="any" data-testid={`set-${f.key}`} value={vals[f.key] ?? ''}
                 placeholder={defaults[f.key] !== undefined ? String(defaults[f.key]) : 'server default'}
                 onInput={(e) => setVals({ ...vals, [f.key]: e.target.value === '' ? undefined : Number(e.target.value) })} />
             </label>

@@ -1,5 +1,6 @@
 // Conversation list: new, search, open, rename, delete, export/import.
 import { useRef } from 'preact/hooks';
+import { PenIcon, TrashIcon } from './icons.jsx';
 
 export function Sidebar({ conversations, currentId, query, onQuery, onNew, onOpen, onRename, onDelete, onExport, onImport }) {
   const fileRef = useRef(null);
@@ -16,9 +17,9 @@ export function Sidebar({ conversations, currentId, query, onQuery, onNew, onOpe
               onClick={() => {
                 const t = prompt('Rename conversation', c.title);
                 if (t !== null) onRename(c.id, t);
-              }}>✎</button>
+              }}><PenIcon /></button>
             <button type="button" class="icon" title="Delete" aria-label="delete" data-testid="delete"
-              onClick={() => confirm(`Delete "${c.title}"?`) && onDelete(c.id)}>🗑</button>
+              onClick={() => confirm(`Delete "${c.title}"?`) && onDelete(c.id)}><TrashIcon /></button>
           </li>
         ))}
         {!conversations.length && <li class="empty">{query ? 'No match' : 'No conversations yet'}</li>}
