@@ -46,3 +46,5 @@ add_custom_command(
   VERBATIM)
 add_library(oscar_webui_assets STATIC ${OSCAR_WEBUI_CPP})
 target_include_directories(oscar_webui_assets PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# The tests compare what the server sends with these files.
+set_property(GLOBAL PROPERTY OSCAR_WEBUI_DIST "${OSCAR_WEBUI_DIST}")
