@@ -49,10 +49,10 @@ export function KvPanel({ props, slots, metrics, contextUsed, timings, error, on
           <Row label="K type" testid="kv-type-k" value={kv.type_k} />
           <Row label="V type" testid="kv-type-v" value={kv.type_v} />
           <Row label="Bits / value (K, V main tier)" testid="kv-bits-main" value={`${formatBits(kv.bits_per_value_k)}, ${formatBits(kv.bits_per_value_v)}`} />
-          <Row label="Bits / value (now, all tiers)" testid="kv-bits" value={formatBits(kv.bits_per_value)} />
+          <Row label="Bits / value (cached now)" testid="kv-bits" value={formatBits(kv.bits_per_value)} />
           <Row label="f16 sink / recent tiers" testid="kv-tiers" value={`${kv.sink} + ${kv.recent} positions`} />
           <Row label="Rotations" testid="kv-rotations" value={kv.rotations} />
-          <Row label="Used" testid="kv-bytes-used" raw={used} value={formatBytes(used)} />
+          <Row label="Used (all slots)" testid="kv-bytes-used" raw={used} value={formatBytes(used)} />
           <Row label="Same context in f16" testid="kv-bytes-f16" raw={f16} value={formatBytes(f16)} />
           <div class="compare">
             <Bar part={used} whole={f16} testid="kv-compare-bar" />
