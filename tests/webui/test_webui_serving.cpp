@@ -7,7 +7,9 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <regex>
+#include <thread>
 
 #include "common/tmp_dir.h"
 #include "server/server_process.h"
@@ -151,8 +153,17 @@ TEST_F(WebuiServing, KvFiguresInPropsAndSlots) {
   ASSERT_TRUE(chat);
   ASSERT_EQ(chat->status, 200) << chat->body;
 
-  const Json props = Json::parse(cli.Get("/props")->body);
-  const Json slots = Json::parse(cli.Get("/slots")->body);
+  // The reply can arrive before the scheduler publishes the step that made
+  // it: read until /slots is idle and the same on both sides of /props.
+  Json props, slots;
+  for (int i = 0; i < 200; ++i) {
+    const Json before = Json::parse(cli.Get("/slots")->body);
+    props = Json::parse(cli.Get("/props")->body);
+    slots = Json::parse(cli.Get("/slots")->body);
+    const bool idle = std::none_of(slots.begin(), slots.end(), [](const Json& s) { return s["is_processing"].get<bool>(); });
+    if (idle && before == slots) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   const Json& kv = props["kv"];
   EXPECT_EQ(kv["type_k"], "q2_0");
   EXPECT_EQ(kv["type_v"], "q2_0");
