@@ -80,6 +80,7 @@ async function noHorizontalScroll(page, width) {
 
 async function desktop(browser, server) {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   const page = await ctx.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -190,11 +191,94 @@ async function desktop(browser, server) {
   assert.match(await page.getByTestId('msg-user').first().getByTestId('branch-nav').innerText(), /2\s*\/\s*2/);
   step('desktop: edited and branched');
 
+  await importExportRenameDelete(page);
+  await attachAndKeys(page);
+
   await page.getByTestId('toggle-theme').click();
   await page.screenshot({ path: path.join(outDir, 'desktop-dark-1280x800.png') });
   await noHorizontalScroll(page, 1280);
   assert.deepEqual(errors, [], 'no script errors');
   await ctx.close();
+}
+
+// A conversation written by hand (no model words involved): Markdown with
+// code, a table and HTML that must not run, reasoning, a tool call and its result.
+const FIXTURE = {
+  format: 'oscar-webui-conversations',
+  version: 1,
+  conversations: [{
+    id: 'fixture-1', title: 'Imported fixture', createdAt: 1, updatedAt: 1, system: '', contextUsed: null, leaf: 'm4',
+    messages: {
+      m1: { id: 'm1', parent: null, role: 'user', content: 'What is the weather, in code?', createdAt: 1 },
+      m2: { id: 'm2', parent: 'm1', role: 'assistant', content: '', reasoning: 'The user wants the weather.', createdAt: 2,
+        toolCalls: [{ id: 'c0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      m3: { id: 'm3', parent: 'm2', role: 'tool', content: '{"celsius": 21}', toolCallId: 'c0', createdAt: 3 },
+      m4: { id: 'm4', parent: 'm3', role: 'assistant', createdAt: 4, content:
+        '## Result\n\n```python\ndef celsius():\n    return 21\n```\n\n| city | °C |\n|---|---|\n| Paris | 21 |\n\n' +
+        '<img src="x" onerror="window.__xss = 1"><script>window.__xss = 2</script>' },
+    },
+  }],
+};
+
+async function importExportRenameDelete(page) {
+  const convs = page.getByTestId('conversation');
+  const n0 = await convs.count();
+  await page.getByTestId('import-file').setInputFiles({ name: 'fixture.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(FIXTURE)) });
+  await convs.filter({ hasText: 'Imported fixture' }).locator('.conv-title').click();
+  const md = page.getByTestId('msg-assistant').last();
+  await md.locator('.code-block .hljs-keyword').first().waitFor(T);
+  assert.equal(await md.locator('table td').first().innerText(), 'Paris');
+  assert.equal(await page.evaluate(() => window.__xss), undefined, 'HTML in a reply does not run');
+  assert.equal(await md.locator('img[onerror], script').count(), 0);
+  await md.locator('.copy-code').click();
+  await md.locator('.copy-code', { hasText: 'Copied' }).waitFor(T);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'def celsius():\n    return 21');
+  const call = page.getByTestId('tool-call');
+  assert.match(await call.innerText(), /get_weather[\s\S]*"city": "Paris"/);
+  assert.equal(await page.getByTestId('reasoning').evaluate((d) => d.open), false, 'finished reasoning is folded');
+  assert.match(await page.getByTestId('reasoning').innerText(), /Thought/);
+  assert.match(await page.getByTestId('msg-tool').innerText(), /"celsius": 21/);
+  step('desktop: imported a conversation: Markdown, code, copy, sanitised HTML, tool call, reasoning');
+
+  // Export everything, delete the fixture, import the export: it is back.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
+  const exported = JSON.parse(await (await import('node:fs/promises')).readFile(await download.path(), 'utf8'));
+  assert.equal(exported.conversations.length, n0 + 1);
+  page.once('dialog', (d) => d.accept());
+  await convs.filter({ hasText: 'Imported fixture' }).getByTestId('delete').click();
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="conversation"]').length === n, n0, T);
+  await page.getByTestId('import-file').setInputFiles({ name: 'export.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)) });
+  await convs.filter({ hasText: 'Imported fixture' }).waitFor(T);
+  page.once('dialog', (d) => d.accept('Renamed fixture'));
+  await convs.filter({ hasText: 'Imported fixture' }).getByTestId('rename').click();
+  await convs.filter({ hasText: 'Renamed fixture' }).waitFor(T);
+  step('desktop: export, delete, import back, rename');
+}
+
+async function attachAndKeys(page) {
+  await page.getByTestId('new-chat').click();
+  // Shift+Enter is a new line, not a send.
+  const prompt = page.getByTestId('prompt');
+  await prompt.fill('');
+  await prompt.type('first line');
+  await prompt.press('Shift+Enter');
+  await prompt.type('second line');
+  assert.equal(await prompt.inputValue(), 'first line\nsecond line');
+  assert.equal(await page.getByTestId('msg-user').count(), 0);
+  // The settings start from the server's defaults.
+  const props = await (await fetch(page.url().replace(/\/$/, '') + '/props')).json();
+  await page.getByTestId('open-settings').click();
+  const temp = Number(await page.getByTestId('set-temperature').inputValue());
+  assert.ok(Math.abs(temp - props.default_generation_settings.params.temperature) < 1e-5, `temperature ${temp}`);
+  await page.keyboard.press('Escape');
+  await page.locator('.overlay').click({ position: { x: 5, y: 5 } });
+  // An attached text file travels with the message (its chip stays on it).
+  await page.getByTestId('attach-file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('apt install foo') });
+  await prompt.fill('Summarise the attached notes.');
+  await prompt.press('Enter');
+  await page.getByTestId('msg-user').locator('.chip', { hasText: 'notes.txt' }).waitFor(T);
+  await page.waitForFunction(() => document.querySelector('[data-testid="msg-assistant"]')?.dataset.streaming === '0', null, T);
+  step('desktop: Shift+Enter, settings defaults, attached file');
 }
 
 async function phone(browser, server) {
