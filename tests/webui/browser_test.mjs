@@ -96,8 +96,23 @@ async function desktop(browser, server) {
   assert.ok((await first.getByTestId('msg-body').innerText()).trim().length > 0, 'the reply has text');
   step('desktop: first reply done');
 
-  // KV panel against the server's JSON (the page polls every 2 s; nothing
-  // else runs, so the figures are stable).
+  await kvPanelMatchesServer(page, server);
+  await regenerateAndStop(page, first);
+  await conversations(page);
+
+  await importExportRenameDelete(page);
+  await attachAndKeys(page);
+
+  await page.getByTestId('toggle-theme').click();
+  await page.screenshot({ path: path.join(outDir, 'desktop-dark-1280x800.png') });
+  await noHorizontalScroll(page, 1280);
+  assert.deepEqual(errors, [], 'no script errors');
+  await ctx.close();
+}
+
+// KV panel against the server's JSON (the page polls every 2 s; nothing
+// else runs, so the figures are stable).
+async function kvPanelMatchesServer(page, server) {
   await page.waitForTimeout(2300);
   const props = await getJson(server.url + '/props');
   const slots = await getJson(server.url + '/slots');
@@ -131,6 +146,9 @@ async function desktop(browser, server) {
   assert.match(await text('kv-gen-speed'), /t\/s$/);
   step('desktop: KV panel equals /props and /slots');
 
+}
+
+async function regenerateAndStop(page, first) {
   // Regenerate: a second version of the reply, with a branch switcher.
   await first.getByTestId('regenerate').click();
   await page.waitForFunction(() => {
@@ -160,6 +178,9 @@ async function desktop(browser, server) {
   step('desktop: streamed and stopped');
   await page.screenshot({ path: path.join(outDir, 'desktop-1280x800.png') });
 
+}
+
+async function conversations(page) {
   // A second conversation, then switch back and forth.
   await setMaxTokens(page, SHORT);
   await page.getByTestId('new-chat').click();
@@ -190,15 +211,6 @@ async function desktop(browser, server) {
   await page.waitForFunction(() => document.querySelector('[data-testid="msg-assistant"]')?.dataset.streaming === '0', null, T);
   assert.match(await page.getByTestId('msg-user').first().getByTestId('branch-nav').innerText(), /2\s*\/\s*2/);
   step('desktop: edited and branched');
-
-  await importExportRenameDelete(page);
-  await attachAndKeys(page);
-
-  await page.getByTestId('toggle-theme').click();
-  await page.screenshot({ path: path.join(outDir, 'desktop-dark-1280x800.png') });
-  await noHorizontalScroll(page, 1280);
-  assert.deepEqual(errors, [], 'no script errors');
-  await ctx.close();
 }
 
 // A conversation written by hand (no model words involved): Markdown with
