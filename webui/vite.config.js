@@ -10,5 +10,5 @@ export default defineConfig({
   server: {
     proxy: Object.fromEntries(['/v1', '/props', '/slots', '/metrics', '/health'].map((p) => [p, 'http://127.0.0.1:8080'])),
   },
-  test: { include: ['test/**/*.test.js'], environment: 'node' },
+  test: { include: ['test/**/*.test.{js,jsx}'], environment: 'node' },
 });
