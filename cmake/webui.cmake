@@ -16,15 +16,17 @@ find_program(OSCAR_NODE node)
 if(OSCAR_NPM AND OSCAR_NODE AND EXISTS ${OSCAR_WEBUI_DIR}/node_modules/.bin/vite)
   set(OSCAR_WEBUI_DIST ${CMAKE_BINARY_DIR}/webui-dist)
   file(GLOB_RECURSE _webui_sources CONFIGURE_DEPENDS ${OSCAR_WEBUI_DIR}/src/*)
+  # A stamp, not index.html, is the output: a failed Vite build leaves no
+  # index.html (see build_webui.cmake) and must not rerun on every build.
   add_custom_command(
-    OUTPUT ${OSCAR_WEBUI_DIST}/index.html
-    COMMAND ${OSCAR_NPM} run --silent build -- --outDir ${OSCAR_WEBUI_DIST} --emptyOutDir --logLevel warn
-    WORKING_DIRECTORY ${OSCAR_WEBUI_DIR}
+    OUTPUT ${CMAKE_BINARY_DIR}/webui-dist.stamp
+    COMMAND ${CMAKE_COMMAND} -DNPM=${OSCAR_NPM} -DSRC=${OSCAR_WEBUI_DIR} -DDIST=${OSCAR_WEBUI_DIST}
+            -DSTAMP=${CMAKE_BINARY_DIR}/webui-dist.stamp -P ${PROJECT_SOURCE_DIR}/cmake/build_webui.cmake
     DEPENDS ${_webui_sources} ${OSCAR_WEBUI_DIR}/index.html ${OSCAR_WEBUI_DIR}/vite.config.js
-            ${OSCAR_WEBUI_DIR}/package-lock.json
+            ${OSCAR_WEBUI_DIR}/package-lock.json ${PROJECT_SOURCE_DIR}/cmake/build_webui.cmake
     COMMENT "Building the web UI (vite build)"
     VERBATIM)
-  set(_webui_inputs ${OSCAR_WEBUI_DIST}/index.html)
+  set(_webui_inputs ${CMAKE_BINARY_DIR}/webui-dist.stamp)
   message(STATUS "web UI: built from webui/ by npm during the build and compiled into oscar-server")
 elseif(EXISTS ${OSCAR_WEBUI_DIR}/dist/index.html)
   set(OSCAR_WEBUI_DIST ${OSCAR_WEBUI_DIR}/dist)
