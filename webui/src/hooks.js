@@ -44,10 +44,13 @@ export function useServerState(api, polling, onAuth) {
   useEffect(() => {
     refresh();
   }, []);
+  // Until /props has answered once (the model may still be loading: 503),
+  // keep asking even when nobody looks at the panel.
+  const active = polling || !state.props;
   useEffect(() => {
-    if (!polling) return undefined;
+    if (!active) return undefined;
     const t = setInterval(refresh, POLL_MS);
     return () => clearInterval(t);
-  }, [polling, refresh]);
+  }, [active, refresh]);
   return { ...state, refresh };
 }
