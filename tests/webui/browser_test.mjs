@@ -21,6 +21,9 @@ const outDir = args.out || path.join(root, 'build/webui-artifacts');
 const model = args.model || '';
 const chromiumPath = args.chromium || '/usr/bin/chromium';
 
+// Skips after servers started: thrown, so that `finally` stops them.
+class SkipError extends Error {}
+
 function skip(why) {
   console.log(`SKIPPED: ${why}`);
   process.exit(77);
@@ -352,7 +355,11 @@ try {
   const server = await startServer(serverBin, SERVER_ARGS, ENV);
   servers.push(server);
   const index = await (await fetch(server.url + '/')).text();
-  if (index.includes('web UI was not built')) skip('this oscar-server has no web UI built in (node/npm missing at build time)');
+  if (index.includes('web UI was not built')) {
+    // The build meant to embed it (node_modules present) but the Vite build failed: that is a failure.
+    if (args['expect-webui'] === '1') throw new Error('the build should have embedded the web UI; see the build log (vite)');
+    throw new SkipError('this oscar-server has no web UI built in (node/npm missing at build time)');
+  }
   step('server up');
   await desktop(browser, server);
   await phone(browser, server);
@@ -362,9 +369,14 @@ try {
   await withKey(browser, keyed, key);
   console.log(`PASSED in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots in ${outDir}`);
 } catch (e) {
-  console.error(e);
-  for (const s of servers) console.error('--- server log ---\n' + s.log().slice(-3000));
-  process.exitCode = 1;
+  if (e instanceof SkipError) {
+    console.log(`SKIPPED: ${e.message}`);
+    process.exitCode = 77;
+  } else {
+    console.error(e);
+    for (const s of servers) console.error('--- server log ---\n' + s.log().slice(-3000));
+    process.exitCode = 1;
+  }
 } finally {
   if (browser) await browser.close();
   for (const s of servers) await s.stop();

@@ -55,11 +55,12 @@ export function useChat({ store, api, overrides, onAuth, onNotice, onStreamed, o
       Object.assign(msg, { content: reply.content, reasoning: reply.reasoning, timings: reply.timings, usage: reply.usage,
         finishReason: reply.finishReason, aborted: reply.aborted || undefined });
       if (reply.toolCalls.length) msg.toolCalls = reply.toolCalls;
-      const used = contextUsed(reply);
-      if (used !== null) c.contextUsed = used;
+      // A stopped reply brings no usage: the figure is unknown until the next one.
+      c.contextUsed = contextUsed(reply);
     } catch (e) {
       if (e.name === 'AbortError') msg.aborted = true;
       else msg.error = e.message;
+      c.contextUsed = null;
       if (e instanceof AuthError) onAuth(e.message);
     } finally {
       if (frame) cancelAnimationFrame(frame);

@@ -37,7 +37,7 @@ export function KvPanel({ props, slots, metrics, contextUsed, timings, error, on
 
       <section>
         <h3>This conversation</h3>
-        <Row label="Context" testid="kv-context" value={`${contextUsed ?? 0} / ${nCtx ?? '–'} tokens`} />
+        <Row label="Context" testid="kv-context" value={`${contextUsed ?? '–'} / ${nCtx ?? '–'} tokens`} />
         <Bar part={contextUsed ?? 0} whole={nCtx ?? 0} testid="kv-context-bar" />
         <Row label="Prompt" testid="kv-prompt-speed" value={formatRate(timings?.prompt_per_second)} />
         <Row label="Generation" testid="kv-gen-speed" value={formatRate(timings?.predicted_per_second)} />
