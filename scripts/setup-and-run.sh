@@ -57,5 +57,5 @@ EOF
   exit 0
 fi
 
-echo "oscar-server: http://127.0.0.1:8080/v1 (OpenAI API), Ctrl-C to stop"
+echo "oscar-server: open http://127.0.0.1:8080/ in a browser (chat); OpenAI API at /v1; Ctrl-C to stop"
 exec "${SERVER[@]}" --port 8080 "$@"

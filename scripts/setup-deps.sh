@@ -12,6 +12,7 @@ PKGS=(
   libeigen3-dev libzip-dev libcli11-dev
   python3 python3-numpy python3-jinja2 python3-torch
   haproxy lua5.3 curl
+  chromium
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -39,4 +40,13 @@ JS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/server/js"
 if [ -f "$JS_DIR/package-lock.json" ] && [ ! -d "$JS_DIR/node_modules/openai" ]; then
   echo "setup-deps: npm ci in tests/server/js"
   (cd "$JS_DIR" && npm ci --no-audit --no-fund)
+fi
+# The web UI (webui/): its bundler, libraries and test tools; the build then
+# compiles the chat page into oscar-server. Reinstalled when the lockfile is
+# newer than what npm last installed.
+WEBUI_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/webui"
+if [ -f "$WEBUI_DIR/package-lock.json" ] && { [ ! -f "$WEBUI_DIR/node_modules/.package-lock.json" ] ||
+     [ "$WEBUI_DIR/package-lock.json" -nt "$WEBUI_DIR/node_modules/.package-lock.json" ]; }; then
+  echo "setup-deps: npm ci in webui"
+  (cd "$WEBUI_DIR" && npm ci --no-audit --no-fund)
 fi

@@ -4,8 +4,10 @@
 
 #include "server/auth.h"
 #include "server/http_util.h"
+#include "server/kv_report.h"
 #include "server/metrics.h"
 #include "server/server_context.h"
+#include "server/webui_routes.h"
 
 namespace oscar::server {
 
@@ -76,9 +78,11 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
     if (!ctx.settings().slots_endpoint)
       return reply_error(res, ApiError(501, "This server does not support slots endpoint.", "not_supported_error"));
     Json out = Json::array();
-    for (const SlotInfo& s : ctx.model().scheduler->slots())
+    for (const SlotInfo& s : ctx.model().scheduler->slots()) {
       out.push_back({{"id", s.id}, {"n_ctx", s.n_ctx}, {"is_processing", s.processing},
                      {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded}});
+      out.back()["kv"] = kv_usage_json(s.kv);
+    }
     reply_json(res, out);
   });
 
@@ -105,7 +109,8 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
       res.status = 204;
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (is_public(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    if (is_public(req.path) || is_webui_request(ctx.settings(), req.method, req.path))
+      return httplib::Server::HandlerResponse::Unhandled;
     const std::string key =
         presented_key(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
     if (!key_accepted(ctx.settings().api_keys, key)) {
@@ -146,6 +151,7 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
 
   register_misc(svr, ctx);
   register_generation_routes(svr, ctx);
+  register_webui_routes(svr, ctx.settings());
 }
 
 }  // namespace oscar::server

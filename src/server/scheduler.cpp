@@ -389,8 +389,9 @@ void Scheduler::publish() {
   kv::KvCache::Usage total;
   double values = 0;  // K and V values cached, to average bits per value over slots
   for (const auto& s : slots_) {
-    info.push_back({s->id, s->active, cfg_.n_ctx_slot, (int)s->cached.size(), (int)s->task.prompt.size(), s->n_gen});
+    info.push_back({s->id, s->active, cfg_.n_ctx_slot, (int)s->cached.size(), (int)s->task.prompt.size(), s->n_gen, {}});
     const kv::KvCache::Usage u = cache_.usage(s->id);
+    info.back().kv = u;
     total.sink_cells += u.sink_cells;
     total.main_cells += u.main_cells;
     total.recent_cells += u.recent_cells;

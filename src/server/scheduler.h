@@ -38,6 +38,7 @@ struct SlotInfo {
   int n_cached = 0;     // positions in the slot's cache
   int n_prompt = 0;     // current / last task's prompt tokens
   int n_decoded = 0;    // generated so far
+  kv::KvCache::Usage kv;  // what the slot's cached positions occupy
 };
 
 struct SchedulerStats {

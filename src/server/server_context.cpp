@@ -2,6 +2,7 @@
 
 #include "chat/template_error.h"
 #include "server/api_error.h"
+#include "server/kv_report.h"
 
 namespace oscar::server {
 
@@ -93,8 +94,16 @@ Json ServerContext::props() const {
           {"eos_token", m.tokenizer->vocab().eos() != tok::kNoToken ? m.tokenizer->vocab().text(m.tokenizer->vocab().eos()) : ""},
           {"modalities", {{"vision", false}, {"audio", false}}},
           {"kv_cache", m.kv_description},
+          {"kv", kv_json()},
           {"build_info", "oscar.cpp"},
-          {"webui", false}};
+          {"webui", settings_.webui}};
+}
+
+Json ServerContext::kv_json() const {
+  const LoadedModel& m = *model_;
+  if (!m.kv_cache) return nullptr;
+  const SchedulerStats st = m.scheduler->stats();
+  return kv_props_json(*m.kv_cache, m.n_layer, m.kv_rotations, st.kv, st.kv_bytes_allocated);
 }
 
 }  // namespace oscar::server

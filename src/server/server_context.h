@@ -32,6 +32,8 @@ struct LoadedModel {
   int n_layer = 0;
   long long file_bytes = 0;
   std::string kv_description;
+  const kv::KvCache* kv_cache = nullptr;  // its layout (config, stores) never changes after start-up
+  std::string kv_rotations;              // calibrated | hadamard | none
   std::string template_source;  // the model's or --chat-template-file's; ChatML when neither
   std::unique_ptr<chat::ChatTemplate> tmpl;
   chat::ChatOutputFormat output_format;
@@ -63,6 +65,7 @@ class ServerContext {
   std::vector<int32_t> tokenize_prompt(const std::string& text, bool add_special) const;
   void check_prompt_fits(size_t n_prompt) const;
   Json props() const;
+  Json kv_json() const;  // GET /props "kv" (null before a cache is published)
   Json generation_settings(const GenParams& p) const;
 
  private:

@@ -20,6 +20,8 @@ struct ServerSettings {
   size_t max_body_bytes = 16u << 20;
   bool slots_endpoint = true;      // GET /slots
   std::string reasoning_format = "deepseek";  // none | deepseek
+  bool webui = true;               // serve the chat page at / (--no-webui: 404 as llama-server)
+  std::string webui_path;          // --path DIR: serve this folder at / instead of the built-in page
 };
 
 }  // namespace oscar::server

@@ -123,6 +123,8 @@ int run(int argc, char** argv) {
       m->file_bytes = f ? (long long)f.tellg() : 0;
     }
     m->kv_description = cache->describe();
+    m->kv_cache = cache.get();
+    m->kv_rotations = runtime::rotation_mode_name(engine->forward_options(s).rotations->mode);
     const tok::Vocab& vocab = engine->tokenizer().vocab();
     if (!s.chat_template_file.empty()) m->template_source = read_text(s.chat_template_file, "--chat-template-file");
     else if (!vocab.chat_template().empty()) m->template_source = vocab.chat_template();

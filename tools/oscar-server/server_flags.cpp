@@ -54,8 +54,11 @@ bool ServerFlags::handle(const std::string& f, const std::function<std::string()
   else if (f == "--slots") s.slots_endpoint = true;
   else if (f == "--no-slots") s.slots_endpoint = false;
   else if (f == "--max-body-bytes") s.max_body_bytes = (size_t)to_int(f, next(), 1024, 1 << 30);
-  else if (f == "--no-webui" || f == "--webui" || f == "-cb" || f == "--cont-batching") {
-    // Accepted for llama-server compatibility: there is no web UI, and batching is always continuous.
+  else if (f == "--no-webui") s.webui = false;
+  else if (f == "--webui") s.webui = true;
+  else if (f == "--path") s.webui_path = next();
+  else if (f == "-cb" || f == "--cont-batching") {
+    // Accepted for llama-server compatibility: batching is always continuous.
   } else {
     return false;
   }
@@ -75,7 +78,9 @@ std::string server_usage() {
          "  --threads-http N         HTTP worker threads\n"
          "  --no-slots               disable GET /slots\n"
          "  --max-body-bytes N       request body limit (default 16 MiB)\n"
-         "  --jinja, --no-webui, -cb accepted (always Jinja templates; no web UI; always continuous batching)\n";
+         "  --no-webui               no chat page at / (it is served by default)\n"
+         "  --path DIR               serve the files of DIR at / instead of the built-in chat page\n"
+         "  --jinja, -cb             accepted (always Jinja templates; always continuous batching)\n";
 }
 
 }  // namespace oscar::tools
