@@ -2,6 +2,7 @@
 
 #include "chat/template_error.h"
 #include "server/api_error.h"
+#include "server/build_info.h"
 
 namespace oscar::server {
 
@@ -93,7 +94,7 @@ Json ServerContext::props() const {
           {"eos_token", m.tokenizer->vocab().eos() != tok::kNoToken ? m.tokenizer->vocab().text(m.tokenizer->vocab().eos()) : ""},
           {"modalities", {{"vision", false}, {"audio", false}}},
           {"kv_cache", m.kv_description},
-          {"build_info", "oscar.cpp"},
+          {"build_info", build_id()},
           {"webui", false}};
 }
 

@@ -1,7 +1,7 @@
 // llama-server's request fields and HTTP details end to end (n choices,
 // prompt arrays, logit_bias, n_probs, response_fields, progress, timings,
 // prefill, id_slot, cache_prompt, truncation, CORS, public endpoints under
-// --api-key), through the official OpenAI Node client and raw HTTP.
+// --api-key, the default seed), through the official OpenAI Node client and raw HTTP.
 #include <gtest/gtest.h>
 
 #include "client_test_util.h"
@@ -41,13 +41,13 @@ TEST_F(ServerFields, RequestFieldsAndHttpDetails) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
-TEST_F(ServerFields, PublicEndpointsUnderApiKey) {
+TEST_F(ServerFields, PublicEndpointsUnderApiKeyAndDefaultSeed) {
   ServerProcess srv;
-  const std::string err = srv.start(kBin + "/oscar-server",
-                                    {"-m", model(), "-c", "512", "-np", "1", "-t", "2", "--api-key", "k-123"},
-                                    dir_->file("fields_auth.log"));
+  const std::string err = srv.start(
+      kBin + "/oscar-server", {"-m", model(), "-c", "512", "-np", "1", "-t", "2", "--api-key", "k-123", "--seed", "42"},
+      dir_->file("fields_launch.log"));
   ASSERT_EQ(err, "");
-  const auto [rc, out] = run_node("fields_auth.test.mjs", srv, 1, 512, "OSCAR_API_KEY=k-123");
+  const auto [rc, out] = run_node("fields_launch.test.mjs", srv, 1, 512, "OSCAR_API_KEY=k-123 OSCAR_SEED=42");
   EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }

@@ -271,6 +271,14 @@ test('native /completions answers in llama.cpp\'s format', async () => {
   assert.ok(!('choices' in r.json));
 });
 
+test('without --seed, requests that set none draw different seeds', async () => {
+  const req = { prompt: 'Once', n_predict: 12, temperature: 1.5, top_k: 0, top_p: 1, min_p: 0, ignore_eos: true };
+  const a = await post('/completion', req);
+  const b = await post('/completion', req);
+  assert.notEqual(a.json.generation_settings.seed, b.json.generation_settings.seed);
+  assert.notEqual(a.json.content, b.json.content);
+});
+
 test('system_fingerprint is the build id', async () => {
   const r = await oa.chat.completions.create({ model: 'x', messages: user('x'), max_tokens: 1 });
   assert.match(r.system_fingerprint, /^b[0-9a-f]{7,}$/);

@@ -1,6 +1,7 @@
-// With --api-key: the endpoints llama-server leaves public answer without
-// a key, everything else wants one, and CORS preflights (which browsers
-// send without credentials) are answered before any key check.
+// A server started with --api-key and --seed. The endpoints llama-server
+// leaves public answer without a key, everything else wants one, and CORS
+// preflights (which browsers send without credentials) are answered before
+// any key check. Requests without a seed use --seed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, API_KEY } from './common.mjs';
@@ -36,4 +37,21 @@ test('a preflight needs no key', async () => {
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('access-control-allow-origin'), 'http://ui.example');
   assert.equal(r.headers.get('access-control-allow-credentials'), 'true');
+});
+
+test('a request without seed samples with --seed', async () => {
+  const auth = { 'Content-Type': 'application/json', Authorization: 'Bearer ' + API_KEY };
+  const run = async (extra) => {
+    const r = await fetch(BASE + '/completion', {
+      method: 'POST', headers: auth,
+      body: JSON.stringify({ prompt: 'Once', n_predict: 12, temperature: 1.5, top_k: 0, top_p: 1, min_p: 0, ignore_eos: true, ...extra }),
+    });
+    assert.equal(r.status, 200);
+    return r.json();
+  };
+  const a = await run({});
+  const b = await run({});
+  assert.equal(a.generation_settings.seed, Number(process.env.OSCAR_SEED));
+  assert.equal(a.content, b.content);
+  assert.equal((await run({ seed: Number(process.env.OSCAR_SEED) })).content, a.content);
 });
