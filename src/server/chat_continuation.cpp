@@ -9,4 +9,15 @@ std::string continuation_prompt(const std::string& rendered, const std::string& 
   return render_without_final() + final_content;
 }
 
+std::string chat_prompt(const ChatRequest& r, const std::function<std::string(const ChatRequest&)>& render) {
+  if (!r.continue_final) return render(r);
+  const Json& content = r.messages.back()["content"];
+  return continuation_prompt(render(r), content.is_string() ? content.get<std::string>() : "", [&] {
+    ChatRequest before = r;
+    before.messages.erase(before.messages.size() - 1);
+    before.add_generation_prompt = true;
+    return render(before);
+  });
+}
+
 }  // namespace oscar::server

@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "server/request_parse.h"
+
 namespace oscar::server {
 
 // `rendered`: the conversation rendered without a generation prompt;
@@ -15,5 +17,10 @@ namespace oscar::server {
 // the conversation without it plus a generation prompt, then the text.
 std::string continuation_prompt(const std::string& rendered, const std::string& final_content,
                                 const std::function<std::string()>& render_without_final);
+
+// The prompt a chat request generates from (/v1/chat/completions and
+// /apply-template alike): `render` applied, cut for a continuation when
+// the request continues its final message.
+std::string chat_prompt(const ChatRequest& r, const std::function<std::string(const ChatRequest&)>& render);
 
 }  // namespace oscar::server

@@ -203,17 +203,6 @@ std::unique_ptr<ResponseShaper> shaper_for(const std::vector<Task>& tasks, Merge
   return make_multi_shaper(std::move(each), kind, include_usage, n);
 }
 
-std::string render_chat_prompt(const ServerContext& ctx, const ChatRequest& cr) {
-  if (!cr.continue_final) return ctx.render_chat(cr);
-  const Json& content = cr.messages.back()["content"];
-  return continuation_prompt(ctx.render_chat(cr), content.is_string() ? content.get<std::string>() : "", [&] {
-    ChatRequest before = cr;
-    before.messages.erase(before.messages.size() - 1);
-    before.add_generation_prompt = true;
-    return ctx.render_chat(before);
-  });
-}
-
 }  // namespace
 
 void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
@@ -226,7 +215,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const GenParams params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed(), vocab_access(ctx));
       const int n = parse_n_choices(body, n_slots);
       const int id_slot = parse_id_slot(body, n_slots);
-      const std::string prompt = render_chat_prompt(ctx, cr);
+      const std::string prompt = chat_prompt(cr, [&](const ChatRequest& r) { return ctx.render_chat(r); });
       // The rendered text carries BOS itself when the template adds it;
       // a model that wants BOS gets one when the template did not write it
       // (e.g. the ChatML fallback), never two.

@@ -452,6 +452,10 @@ std::vector<PromptSpec> parse_prompts(const Json& body, int n_vocab) {
     for (const auto& e : *p) has_ids = has_ids || e.is_number();
   if (p->is_array() && !has_ids) {
     if (p->empty()) throw bad_request("'prompt' must not be empty");
+    // Each prompt becomes a queued task; a bound keeps one request from holding the queue.
+    if (p->size() > kMaxPrompts)
+      throw bad_request("'prompt' holds " + std::to_string(p->size()) + " prompts; at most " +
+                        std::to_string(kMaxPrompts) + " per request");
     for (size_t i = 0; i < p->size(); ++i) out.push_back(parse_one_prompt((*p)[i], n_vocab, i));
   } else {
     out.push_back(parse_one_prompt(*p, n_vocab, 0));

@@ -93,6 +93,7 @@ struct PromptPiece {
 using PromptSpec = std::vector<PromptPiece>;
 // Every prompt of a request ("prompt" may hold several); multimodal data
 // is refused with a 400, as this server has no media support.
+constexpr size_t kMaxPrompts = 1024;
 std::vector<PromptSpec> parse_prompts(const Json& body, int n_vocab);
 // Token ids of /detokenize and similar: an array of integers in [0, n_vocab).
 std::vector<int32_t> parse_token_array(const Json& v, const std::string& field, int n_vocab);

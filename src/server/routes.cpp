@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "server/auth.h"
+#include "server/chat_continuation.h"
 #include "server/http_policy.h"
 #include "server/http_util.h"
 #include "server/metrics.h"
@@ -65,7 +66,8 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
   svr.Post("/apply-template", [&ctx](const Request& req, Response& res) {
     guarded(res, [&] {
       const Json body = parse_body(req.body);
-      reply_json(res, {{"prompt", ctx.render_chat(parse_chat_request(body))}});
+      const ChatRequest cr = parse_chat_request(body);
+      reply_json(res, {{"prompt", chat_prompt(cr, [&](const ChatRequest& r) { return ctx.render_chat(r); })}});
     });
   });
 

@@ -87,6 +87,14 @@ TEST(RequestFields, BadPrompts) {
     EXPECT_EQ(status_of([&] { parse_prompts(parse_body(body), 100); }), 400) << body;
 }
 
+TEST(RequestFields, PromptCountIsBounded) {
+  Json body = {{"prompt", Json::array()}};
+  for (size_t i = 0; i < kMaxPrompts; ++i) body["prompt"].push_back("x");
+  EXPECT_EQ(parse_prompts(body, 100).size(), kMaxPrompts);
+  body["prompt"].push_back("x");
+  EXPECT_EQ(status_of([&] { parse_prompts(body, 100); }), 400);
+}
+
 TEST(RequestFields, MultimodalPromptIsAClear400) {
   try {
     parse_prompts(parse_body(R"({"prompt": {"prompt_string": "<__media__>", "multimodal_data": ["iVBO"]}})"), 100);
@@ -183,6 +191,15 @@ TEST(RequestFields, AssistantPrefill) {
   const std::string rendered = "<|user|>Say hi<|end|><|assistant|>Hel<|end|>";
   EXPECT_EQ(continuation_prompt(rendered, "Hel", [] { return std::string("unused"); }),
             "<|user|>Say hi<|end|><|assistant|>Hel");
+  // The whole path: the request's rendering, continued.
+  auto render = [](const ChatRequest& c) {
+    std::string out;
+    for (const auto& m : c.messages)
+      out += "<|" + m["role"].get<std::string>() + "|>" + m["content"].get<std::string>() + "<|end|>";
+    return c.add_generation_prompt ? out + "<|assistant|>" : out;
+  };
+  EXPECT_EQ(chat_prompt(r, render), "<|user|>Say hi<|end|><|assistant|>Hel");
+  EXPECT_EQ(chat_prompt(plain, render), "<|user|>x<|end|><|assistant|>");
   // Text the template rewrote (or none): the generation prompt, then the text.
   EXPECT_EQ(continuation_prompt(rendered, "", [] { return std::string("<|user|>Say hi<|end|><|assistant|>"); }),
             "<|user|>Say hi<|end|><|assistant|>");

@@ -216,9 +216,11 @@ test('timings: in the last streamed chunk of every API; per token on request', a
 test('assistant prefill continues the last message', async () => {
   const messages = [{ role: 'user', content: 'Say something' }, { role: 'assistant', content: 'Once upon' }];
   const r = await oa.chat.completions.create({ model: 'x', messages, max_tokens: 5, ignore_eos: true, ...greedy });
-  // Expected: the conversation rendered, cut right after the prefilled text.
-  const full = (await post('/apply-template', { messages, add_generation_prompt: false })).json.prompt;
-  const cut = full.slice(0, full.lastIndexOf('Once upon') + 'Once upon'.length);
+  // The prompt: the conversation rendered, cut right after the prefilled text (no end of turn).
+  const cut = (await post('/apply-template', { messages })).json.prompt;
+  assert.ok(cut.endsWith('Once upon'), cut);
+  const closed = (await post('/apply-template', { messages: [...messages, { role: 'user', content: 'x' }] })).json.prompt;
+  assert.ok(closed.startsWith(cut) && closed.length > cut.length + 'x'.length);  // the message was closed there
   const ids = (await post('/tokenize', { content: cut })).json.tokens;
   assert.equal(r.usage.prompt_tokens, ids.length);
   const raw = await post('/completion', { prompt: ids, n_predict: 5, ignore_eos: true, ...greedy });
