@@ -22,8 +22,7 @@ class MultiShaper : public ResponseShaper {
     if (e.done && complete() && include_usage_ && kind_ == MergeKind::OpenAiChoices) {
       // One usage chunk for the whole request, shaped like the others (object, id, model).
       Json u = last_chunk_;
-      u["choices"] = Json::array();
-      u.erase("timings");
+      u["choices"] = Json::array();  // keeps the finishing choice's timings, as llama-server's last chunk
       u["usage"] = merged_usage();
       out.push_back(u);
     }

@@ -72,7 +72,9 @@ class ChatShaper : public ResponseShaper {
       if (out.empty() || out.back()["choices"][0]["delta"].contains("role")) out.push_back(chunk(Json::object(), nullptr));
       out.back()["choices"][0]["logprobs"] = {{"content", lp}};
     }
-    if (e.timings && !out.empty() && !e.done) out.back()["timings"] = timings_json(*e.timings);
+    // Per-token timings ride on the token's chunk, never on the role chunk (as llama-server).
+    if (e.timings && !e.done && !out.empty() && !out.back()["choices"][0]["delta"].contains("role"))
+      out.back()["timings"] = timings_json(*e.timings);
     if (e.done) {
       done_ = *e.done;
       complete_ = true;

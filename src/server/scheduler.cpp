@@ -294,6 +294,9 @@ bool Scheduler::step() {
   for (const auto& b : batch)
     if (!slots_[(size_t)b.seq]->generating) ++n_prompt_tokens;
 
+  // Progress first: a prompt that completes here may finish its task in on_logits.
+  const auto t_end = Clock::now();
+  for (Slot* s : fed) report_progress(*s, t_end);
   const int n_vocab = fwd_.n_vocab();
   for (size_t r = 0; r < rows.size(); ++r) on_logits(*rows[r], logits->data() + r * (size_t)n_vocab);
 
@@ -304,9 +307,6 @@ bool Scheduler::step() {
     if (has_prompt) stats_.prompt_seconds_total += step_s;
     else stats_.predicted_seconds_total += step_s;
   }
-  const auto t_end = Clock::now();
-  for (Slot* s : fed)
-    if (s->active) report_progress(*s, t_end);
   for (auto& s : slots_) {
     if (!s->out.empty()) {
       Event e;

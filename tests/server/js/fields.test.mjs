@@ -213,6 +213,34 @@ test('timings: in the last streamed chunk of every API; per token on request', a
   assert.equal(native.at(-1).timings.predicted_n, 3);
 });
 
+test('chat stream with timings_per_token: none on the role chunk, then on tokens and the usage chunk', async () => {
+  const chunks = await sse('/v1/chat/completions', {
+    messages: user('test'), max_tokens: 5, ignore_eos: true, stream_options: { include_usage: true }, timings_per_token: true, ...greedy,
+  });
+  assert.equal(chunks[0].choices[0].delta.role, 'assistant');
+  assert.equal(chunks[0].choices[0].delta.content, null);
+  assert.ok(!('timings' in chunks[0]));
+  for (const c of chunks.slice(1)) if (c.choices.length) assert.ok(!('role' in c.choices[0].delta));
+  assert.ok(chunks.slice(1, -1).some((c) => c.timings && c.timings.predicted_n >= 1));
+  const last = chunks.at(-1);
+  assert.deepEqual(last.choices, []);
+  assert.equal(last.usage.completion_tokens, 5);
+  assert.equal(last.timings.predicted_n, 5);
+});
+
+test('return_progress on chat: reused cache in the first report, the whole prompt in the last', async () => {
+  const req = { messages: user('This is a test '.repeat(10)), max_tokens: 1, return_progress: true, id_slot: 2 };
+  for (const reuse of [false, true]) {
+    const chunks = await sse('/v1/chat/completions', reuse ? req : { ...req, cache_prompt: false });
+    const progress = chunks.filter((c) => c.prompt_progress).map((c) => c.prompt_progress);
+    assert.ok(progress.length >= 2, JSON.stringify(progress));
+    assert.equal(progress[0].cache, progress[0].processed);
+    assert.equal(progress[0].cache > 0, reuse);
+    for (let i = 1; i < progress.length; i++) assert.ok(progress[i].processed > progress[i - 1].processed);
+    assert.equal(progress.at(-1).processed, progress.at(-1).total);
+  }
+});
+
 test('assistant prefill continues the last message', async () => {
   const messages = [{ role: 'user', content: 'Say something' }, { role: 'assistant', content: 'Once upon' }];
   const r = await oa.chat.completions.create({ model: 'x', messages, max_tokens: 5, ignore_eos: true, ...greedy });
