@@ -332,3 +332,18 @@ TEST(ResponseFields, SeveralNativePromptsAnswerAnArray) {
   EXPECT_EQ(r[1]["index"], 1);
   EXPECT_FALSE(m->done_marker());
 }
+
+TEST(ResponseFields, TaskChannelsForwardTaggedAndShareCancellation) {
+  auto shared = std::make_shared<Channel>();
+  Channel first(shared, 0), third(shared, 2);
+  third.push(token_event(0, 1, "c"));
+  first.push(token_event(7, 1, "a"));  // the tag is the channel's, whatever the event said
+  const std::vector<Event> got = shared->wait(std::chrono::milliseconds(0));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].index, 2);
+  EXPECT_EQ(got[1].index, 0);
+  EXPECT_FALSE(third.cancelled());
+  shared->cancel();  // the client went away: every task of the request stops
+  EXPECT_TRUE(first.cancelled());
+  EXPECT_TRUE(third.cancelled());
+}
