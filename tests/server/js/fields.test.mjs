@@ -118,6 +118,17 @@ test('/completion: token, text and JSON-object prompts in one request, one resul
   assert.equal(mixed.json.tokens_evaluated, head.length + half.length);
 });
 
+test('/completion streamed with two prompts: chunks name their prompt, each ends with stop', async () => {
+  const whole = await post('/completion', { prompt: ['Red', 'Blue sky'], n_predict: 3, ignore_eos: true, ...greedy });
+  const chunks = await sse('/completion', { prompt: ['Red', 'Blue sky'], n_predict: 3, ignore_eos: true, ...greedy });
+  for (const i of [0, 1]) {
+    const mine = chunks.filter((c) => c.index === i);
+    assert.equal(mine.filter((c) => c.stop).length, 1);
+    assert.equal(mine.at(-1).stop, true);
+    assert.equal(mine.map((c) => c.content).join(''), whole.json[i].content);
+  }
+});
+
 test('JSON-object prompt with multimodal data: a clear 400', async () => {
   const r = await post('/completion', { prompt: { prompt_string: 'look <__media__>', multimodal_data: ['iVBORw0KGgo='] } });
   assert.equal(r.status, 400);
