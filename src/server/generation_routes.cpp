@@ -263,7 +263,6 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
           prompts.push_back(tokenize_spec(ctx, spec));
         std::vector<Task> tasks = make_tasks(prompts, params, n, id_slot);
         const ShaperInfo info = shaper_info(ctx, "cmpl-", params, so.include_usage && !native);
-        const Json settings = native ? ctx.generation_settings(params) : Json();
         const tok::Tokenizer& tk = *ctx.model().tokenizer;
         auto make_one = [&](const Task& t, bool usage) {
           ShaperInfo i = info;
@@ -274,7 +273,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
           i.return_tokens = return_tokens;
           i.prompt_text = tk.detokenize(t.prompt, false, /*render_special=*/true);
           i.n_prompt = (int)t.prompt.size();
-          return make_native_shaper(i, settings);
+          return make_native_shaper(i, ctx.generation_settings(t.params));  // the choice's own seed
         };
         auto shaper = shaper_for(tasks, native ? MergeKind::NativeArray : MergeKind::OpenAiChoices,
                                  info.include_usage, n, make_one);

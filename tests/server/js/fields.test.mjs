@@ -108,6 +108,8 @@ test('/completion: token, text and JSON-object prompts in one request, one resul
   assert.deepEqual(r.json.map((x) => x.index), [0, 1, 2]);
   assert.equal(r.json[0].content, r.json[1].content);
   assert.equal(r.json[0].content, r.json[2].content);
+  const two = await post('/completion', { prompt: text, n: 2, n_predict: 2, seed: 7 });
+  assert.deepEqual(two.json.map((x) => x.generation_settings.seed), [7, 8]);  // choice j samples with seed + j
   // One prompt of ids and text mixed: the same tokens as the parts.
   const half = (await post('/tokenize', { content: ' the meaning of life is' })).json.tokens;
   const head = (await post('/tokenize', { content: 'I believe', add_special: true })).json.tokens;
