@@ -7,6 +7,8 @@
 #include <chrono>
 #include <random>
 
+#include "server/build_info.h"
+#include "server/chat_continuation.h"
 #include "server/connection_probe.h"
 #include "server/http_util.h"
 #include "server/response_shaper.h"
@@ -52,14 +54,24 @@ struct StreamState {
   bool finished = false;
 };
 
-void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task,
-                std::unique_ptr<ResponseShaper> shaper, bool stream) {
+// Runs a request's tasks (one, or one per prompt and choice) and relays
+// their events through `shaper`, whole or streamed. Every task reports to
+// one shared channel, so a client that goes away cancels them all.
+void serve_tasks(ServerContext& ctx, const Request& req, Response& res, std::vector<Task> tasks,
+                 std::unique_ptr<ResponseShaper> shaper, bool stream) {
   if (ctx.draining()) throw ApiError(503, "the server is shutting down", "unavailable_error");
   auto channel = std::make_shared<Channel>();
-  task.channel = channel;
   auto in_flight = std::make_unique<InFlight>(ctx);
-  ctx.model().scheduler->submit(std::move(task));
-  ctx.counters.generations++;
+  try {
+    for (Task& task : tasks) {
+      task.channel = tasks.size() == 1 ? channel : std::make_shared<Channel>(channel, task.index);
+      ctx.model().scheduler->submit(std::move(task));
+      ctx.counters.generations++;
+    }
+  } catch (...) {
+    channel->cancel();  // the tasks already queued must not run for nobody
+    throw;
+  }
   const ConnectionProbe probe =
       ConnectionProbe::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
 
@@ -75,8 +87,11 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
       for (const auto& e : events) {
         shaper->chunks(e);
         if (!e.done) continue;
-        if (e.done->reason == FinishReason::Error)
+        if (e.done->reason == FinishReason::Error) {
+          channel->cancel();
           throw ApiError(500, "generation failed: " + e.done->error, "server_error");
+        }
+        if (!shaper->complete()) continue;
         reply_json(res, shaper->response());
         return;
       }
@@ -103,17 +118,20 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
         if (events.empty()) return true;
         for (const auto& e : events) {
           std::string out;
-          if (e.done && e.done->reason == FinishReason::Error) {
+          const bool failed = e.done && e.done->reason == FinishReason::Error;
+          if (failed) {
+            st->channel->cancel();
             out = sse_error(500, "generation failed: " + e.done->error);
           } else {
             for (const Json& c : st->shaper->chunks(e)) out += sse_data(c);
           }
-          if (e.done && st->shaper->done_marker()) out += sse_done();
+          const bool last = failed || (e.done && st->shaper->complete());
+          if (last && st->shaper->done_marker()) out += sse_done();
           if (!out.empty() && !sink.write(out.data(), out.size())) {
             st->channel->cancel();
             return false;
           }
-          if (e.done) {
+          if (last) {
             st->finished = true;
             st->in_flight.reset();
             sink.done();
@@ -123,10 +141,66 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
         return true;
       },
       [st](bool) {
-        // Whatever ended the response (done, write error, shutdown), the slot must not keep going.
+        // Whatever ended the response (done, write error, shutdown), the slots must not keep going.
         if (!st->finished) st->channel->cancel();
         st->in_flight.reset();
       });
+}
+
+VocabAccess vocab_access(const ServerContext& ctx) {
+  const tok::Tokenizer* t = ctx.model().tokenizer;
+  return {ctx.model().n_vocab, [t](const std::string& text) { return t->tokenize(text, false, true); }};
+}
+
+// One prompt's tokens: its pieces in order; only a leading text piece may
+// get a BOS (llama-server's rule).
+std::vector<int32_t> tokenize_spec(const ServerContext& ctx, const PromptSpec& spec) {
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    const PromptPiece& p = spec[i];
+    std::vector<int32_t> ids = !p.is_text ? p.tokens
+                               : i == 0   ? ctx.tokenize_prompt(p.text, /*add_special=*/true)
+                                          : ctx.model().tokenizer->tokenize(p.text, false, true);
+    out.insert(out.end(), ids.begin(), ids.end());
+  }
+  if (out.empty()) throw bad_request("the prompt is empty");
+  ctx.check_prompt_fits(out.size());
+  return out;
+}
+
+// The tasks of one request: each prompt `n` times; choice j of a prompt
+// samples with seed + j, so choices differ yet a request is reproducible.
+std::vector<Task> make_tasks(const std::vector<std::vector<int32_t>>& prompts, const GenParams& params, int n,
+                             int id_slot) {
+  std::vector<Task> tasks;
+  for (size_t p = 0; p < prompts.size(); ++p)
+    for (int j = 0; j < n; ++j) {
+      Task t;
+      t.prompt = prompts[p];
+      t.params = params;
+      t.params.sampling.seed += (uint64_t)j;
+      t.id_slot = id_slot;
+      t.index = (int)tasks.size();
+      tasks.push_back(std::move(t));
+    }
+  return tasks;
+}
+
+ShaperInfo shaper_info(const ServerContext& ctx, const char* id_prefix, const GenParams& p, bool include_usage) {
+  ShaperInfo info{random_id(id_prefix), ctx.alias(), std::time(nullptr), include_usage, p.logprobs, p.n_probs};
+  info.post_sampling_probs = p.post_sampling_probs;
+  info.fingerprint = build_id();
+  return info;
+}
+
+// One shaper per task, merged when there are several.
+template <class MakeOne>
+std::unique_ptr<ResponseShaper> shaper_for(const std::vector<Task>& tasks, MergeKind kind, bool include_usage, int n,
+                                           MakeOne make_one) {
+  if (tasks.size() == 1) return make_one(tasks[0], include_usage);
+  std::vector<std::unique_ptr<ResponseShaper>> each;
+  for (const Task& t : tasks) each.push_back(make_one(t, false));
+  return make_multi_shaper(std::move(each), kind, include_usage, n);
 }
 
 }  // namespace
@@ -137,17 +211,19 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const Json body = parse_body(req.body);
       const ChatRequest cr = parse_chat_request(body);
       const StreamOptions so = parse_stream_options(body);
-      Task task;
-      task.params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed());
-      const std::string prompt = ctx.render_chat(cr);
+      const int n_slots = ctx.model().scheduler->config().n_slots;
+      const GenParams params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed(), vocab_access(ctx));
+      const int n = parse_n_choices(body, n_slots);
+      const int id_slot = parse_id_slot(body, n_slots);
+      const std::string prompt = chat_prompt(cr, [&](const ChatRequest& r) { return ctx.render_chat(r); });
       // The rendered text carries BOS itself when the template adds it;
       // a model that wants BOS gets one when the template did not write it
       // (e.g. the ChatML fallback), never two.
-      task.prompt = ctx.tokenize_prompt(prompt, /*add_special=*/false);
+      std::vector<int32_t> tokens = ctx.tokenize_prompt(prompt, /*add_special=*/false);
       const tok::Vocab& vocab = ctx.model().tokenizer->vocab();
-      if (vocab.add_bos() && vocab.bos() != tok::kNoToken && task.prompt.front() != vocab.bos())
-        task.prompt.insert(task.prompt.begin(), vocab.bos());
-      ctx.check_prompt_fits(task.prompt.size());
+      if (vocab.add_bos() && vocab.bos() != tok::kNoToken && tokens.front() != vocab.bos())
+        tokens.insert(tokens.begin(), vocab.bos());
+      ctx.check_prompt_fits(tokens.size());
       chat::ChatOutputFormat fmt = ctx.model().output_format;
       // A request may choose its own reasoning format, as llama-server allows.
       const std::string reasoning = get_string(body, "reasoning_format", ctx.settings().reasoning_format);
@@ -155,57 +231,60 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
         throw bad_request("'reasoning_format' must be none, deepseek or auto");
       if (reasoning == "none") fmt.reasoning.reset();
       if (!cr.parse_tool_calls) fmt.tools.reset();
-      ShaperInfo info{random_id("chatcmpl-"), ctx.alias(), std::time(nullptr), so.include_usage,
-                      task.params.logprobs, task.params.n_probs};
-      serve_task(ctx, req, res, std::move(task), make_chat_shaper(info, fmt, prompt), so.stream);
+      std::vector<Task> tasks = make_tasks({tokens}, params, n, id_slot);
+      ShaperInfo info = shaper_info(ctx, "chatcmpl-", params, so.include_usage);
+      auto shaper = shaper_for(tasks, MergeKind::OpenAiChoices, so.include_usage, n, [&](const Task& t, bool usage) {
+        ShaperInfo i = info;
+        i.index = t.index;
+        i.include_usage = usage;
+        return make_chat_shaper(i, fmt, prompt);
+      });
+      serve_tasks(ctx, req, res, std::move(tasks), std::move(shaper), so.stream);
     });
   };
   svr.Post("/v1/chat/completions", chat);
   svr.Post("/chat/completions", chat);
 
-  auto completions = [&ctx](const Request& req, Response& res) {
-    guarded(res, [&] {
-      const Json body = parse_body(req.body);
-      const StreamOptions so = parse_stream_options(body);
-      Task task;
-      task.params = parse_gen_params(body, ctx.defaults(), Api::Completions, random_seed());
-      const PromptInput in = parse_prompt(body, ctx.model().n_vocab);
-      task.prompt = in.is_tokens ? in.tokens : ctx.tokenize_prompt(in.text, /*add_special=*/true);
-      if (task.prompt.empty()) throw bad_request("the prompt is empty");
-      ctx.check_prompt_fits(task.prompt.size());
-      ShaperInfo info{random_id("cmpl-"), ctx.alias(), std::time(nullptr), so.include_usage, task.params.logprobs,
-                      task.params.n_probs};
-      serve_task(ctx, req, res, std::move(task), make_completions_shaper(info), so.stream);
-    });
+  // /v1/completions (OpenAI's shape) and /completion, /completions (llama.cpp's native one).
+  auto completions = [&ctx](bool native) {
+    return [&ctx, native](const Request& req, Response& res) {
+      guarded(res, [&] {
+        const Json body = parse_body(req.body);
+        const StreamOptions so = parse_stream_options(body);
+        const int n_slots = ctx.model().scheduler->config().n_slots;
+        const GenParams params = parse_gen_params(body, ctx.defaults(), native ? Api::Native : Api::Completions,
+                                                  random_seed(), vocab_access(ctx));
+        const int n = parse_n_choices(body, n_slots);
+        const int id_slot = parse_id_slot(body, n_slots);
+        const std::vector<std::string> fields = native ? parse_response_fields(body) : std::vector<std::string>{};
+        const bool return_tokens = native && get_bool(body, "return_tokens", false);
+        std::vector<std::vector<int32_t>> prompts;
+        for (const PromptSpec& spec : parse_prompts(body, ctx.model().n_vocab))
+          prompts.push_back(tokenize_spec(ctx, spec));
+        std::vector<Task> tasks = make_tasks(prompts, params, n, id_slot);
+        const ShaperInfo info = shaper_info(ctx, "cmpl-", params, so.include_usage && !native);
+        const tok::Tokenizer& tk = *ctx.model().tokenizer;
+        auto make_one = [&](const Task& t, bool usage) {
+          ShaperInfo i = info;
+          i.index = t.index;
+          i.include_usage = usage;
+          if (!native) return make_completions_shaper(i);
+          i.response_fields = fields;
+          i.return_tokens = return_tokens;
+          i.prompt_text = tk.detokenize(t.prompt, false, /*render_special=*/true);
+          i.n_prompt = (int)t.prompt.size();
+          return make_native_shaper(i, ctx.generation_settings(t.params));  // the choice's own seed
+        };
+        auto shaper = shaper_for(tasks, native ? MergeKind::NativeArray : MergeKind::OpenAiChoices,
+                                 info.include_usage, n, make_one);
+        serve_tasks(ctx, req, res, std::move(tasks), std::move(shaper), so.stream);
+      });
+    };
   };
-  svr.Post("/v1/completions", completions);
-  svr.Post("/completions", completions);
-
-  auto native = [&ctx](const Request& req, Response& res) {
-    guarded(res, [&] {
-      const Json body = parse_body(req.body);
-      const bool stream = get_bool(body, "stream", false);
-      Task task;
-      task.params = parse_gen_params(body, ctx.defaults(), Api::Native, random_seed());
-      if (body.contains("id_slot") && !body["id_slot"].is_null()) {
-        if (!body["id_slot"].is_number_integer()) throw bad_request("'id_slot' must be an integer");
-        const long long id = body["id_slot"].get<long long>();
-        if (id >= ctx.model().scheduler->config().n_slots || id < -1)
-          throw bad_request("'id_slot' must be -1 or a slot id below " +
-                            std::to_string(ctx.model().scheduler->config().n_slots));
-        task.id_slot = (int)id;
-      }
-      const PromptInput in = parse_prompt(body, ctx.model().n_vocab);
-      task.prompt = in.is_tokens ? in.tokens : ctx.tokenize_prompt(in.text, /*add_special=*/true);
-      if (task.prompt.empty()) throw bad_request("the prompt is empty");
-      ctx.check_prompt_fits(task.prompt.size());
-      ShaperInfo info{random_id("cmpl-"), ctx.alias(), std::time(nullptr), false, task.params.logprobs,
-                      task.params.n_probs};
-      Json settings = ctx.generation_settings(task.params);
-      serve_task(ctx, req, res, std::move(task), make_native_shaper(info, settings), stream);
-    });
-  };
-  svr.Post("/completion", native);
+  svr.Post("/v1/completions", completions(false));
+  // As llama-server: /completions without /v1 is the native endpoint.
+  svr.Post("/completions", completions(true));
+  svr.Post("/completion", completions(true));
 }
 
 }  // namespace oscar::server

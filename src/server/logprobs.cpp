@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace oscar::server {
@@ -23,6 +24,23 @@ LogProbs compute_logprobs(const float* logits, int n_vocab, int32_t token, int t
     });
     for (int i = 0; i < top_n; ++i) r.top.emplace_back(ids[(size_t)i], (float)(logits[ids[(size_t)i]] - log_z));
   }
+  return r;
+}
+
+LogProbs post_sampling_logprobs(const std::vector<sampling::Candidate>& kept, int32_t token, int top_n) {
+  LogProbs r;
+  r.token_logprob = -std::numeric_limits<float>::infinity();
+  std::vector<const sampling::Candidate*> order;
+  order.reserve(kept.size());
+  for (const auto& c : kept) {
+    if (c.id == token) r.token_logprob = c.p > 0 ? std::log(c.p) : r.token_logprob;
+    if (c.p > 0) order.push_back(&c);
+  }
+  top_n = std::min<int>(top_n, (int)order.size());
+  std::partial_sort(order.begin(), order.begin() + top_n, order.end(), [](const auto* a, const auto* b) {
+    return a->p > b->p || (a->p == b->p && a->id < b->id);
+  });
+  for (int i = 0; i < top_n; ++i) r.top.emplace_back(order[(size_t)i]->id, std::log(order[(size_t)i]->p));
   return r;
 }
 

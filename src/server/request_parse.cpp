@@ -115,7 +115,8 @@ Json parse_body(const std::string& body) {
   return j;
 }
 
-GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api, uint64_t seed_if_unset) {
+GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api, uint64_t random_seed,
+                           const VocabAccess& vocab) {
   GenParams p = defaults;
   auto& s = p.sampling;
   s.temperature = (float)get_number(body, "temperature", s.temperature, 0.0, 100.0);
@@ -127,37 +128,15 @@ GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api,
   s.frequency_penalty = (float)get_number(body, "frequency_penalty", s.frequency_penalty, -2.0, 2.0);
   s.repeat_penalty = (float)get_number(body, "repeat_penalty", s.repeat_penalty, 0.0, 100.0);
   s.penalty_last_n = (int)get_int(body, "repeat_last_n", s.penalty_last_n, -1, 1 << 30);
-  const long long seed = get_int(body, "seed", -1, std::numeric_limits<long long>::min(),
-                                 std::numeric_limits<long long>::max());
-  s.seed = seed == -1 ? seed_if_unset : (uint64_t)seed;
+  // Absent: the server's seed (--seed). -1, here or there: a random one.
+  const long long seed = get_int(body, "seed", (long long)defaults.sampling.seed,
+                                 std::numeric_limits<long long>::min(), std::numeric_limits<long long>::max());
+  s.seed = seed == -1 || (uint64_t)seed == kRandomSeed ? random_seed : (uint64_t)seed;
 
-  if (const Json* lb = field(body, "logit_bias")) {
-    // OpenAI: {"token id": bias}; llama.cpp also takes [[id, bias], ...].
-    s.logit_bias.clear();
-    auto add = [&](long long id, const Json& bias) {
-      float b;
-      if (bias.is_number()) b = bias.get<float>();
-      else if (bias.is_boolean() && !bias.get<bool>()) b = -std::numeric_limits<float>::infinity();
-      else throw bad_request("'logit_bias' values must be numbers");
-      s.logit_bias.emplace_back((int32_t)id, b);
-    };
-    if (lb->is_object()) {
-      for (auto it = lb->begin(); it != lb->end(); ++it) {
-        char* end = nullptr;
-        const long long id = std::strtoll(it.key().c_str(), &end, 10);
-        if (it.key().empty() || *end || id < 0 || id > (1 << 30)) throw bad_request("'logit_bias' keys must be token ids");
-        add(id, it.value());
-      }
-    } else if (lb->is_array()) {
-      for (const auto& e : *lb) {
-        if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || e[0].get<long long>() < 0)
-          throw bad_request("'logit_bias' entries must be [token id, bias]");
-        add(e[0].get<long long>(), e[1]);
-      }
-    } else {
-      throw bad_request("'logit_bias' must be an object");
-    }
-  }
+  if (const Json* lb = field(body, "logit_bias")) s.logit_bias = parse_logit_bias(*lb, vocab);
+  p.post_sampling_probs = get_bool(body, "post_sampling_probs", false);
+  p.return_progress = get_bool(body, "return_progress", false);
+  p.timings_per_token = get_bool(body, "timings_per_token", false);
 
   const long long big = 1 << 30;
   if (api == Api::Native) {
@@ -172,7 +151,6 @@ GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api,
       p.n_predict = (int)get_int(body, "max_tokens", -1, 0, big);
     else
       p.n_predict = (int)get_int(body, "n_predict", p.n_predict, -1, big);
-    if ((int)get_int(body, "n", 1, 1, big) != 1) throw bad_request("'n' must be 1 (one choice per request)");
     if (api == Api::Chat) {
       p.logprobs = get_bool(body, "logprobs", false);
       p.n_probs = (int)get_int(body, "top_logprobs", 0, 0, 20);
@@ -188,6 +166,80 @@ GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api,
   p.ignore_eos = get_bool(body, "ignore_eos", false);
   p.stop = get_stop(body);
   return p;
+}
+
+std::vector<std::pair<int32_t, float>> parse_logit_bias(const Json& v, const VocabAccess& vocab) {
+  std::vector<std::pair<int32_t, float>> out;
+  auto bias_of = [](const Json& b) {
+    if (b.is_number()) {
+      const double x = b.get<double>();
+      if (std::isnan(x)) throw bad_request("'logit_bias' values must be numbers or false");
+      return (float)x;
+    }
+    if (b.is_boolean() && !b.get<bool>()) return -std::numeric_limits<float>::infinity();  // false bans
+    throw bad_request("'logit_bias' values must be numbers or false");
+  };
+  auto add_id = [&](long long id, float b) {
+    if (id < 0 || id > (1 << 30) || (vocab.n_vocab > 0 && id >= vocab.n_vocab))
+      throw bad_request("'logit_bias': token id " + std::to_string(id) + " is outside the vocabulary" +
+                        (vocab.n_vocab > 0 ? " (0.." + std::to_string(vocab.n_vocab - 1) + ")" : std::string()));
+    out.emplace_back((int32_t)id, b);
+  };
+  auto add_text = [&](const std::string& text, float b) {
+    if (!vocab.tokenize) throw bad_request("'logit_bias' keys must be token ids");
+    for (int32_t id : vocab.tokenize(text)) out.emplace_back(id, b);
+  };
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const float b = bias_of(it.value());
+      // A key that is all digits is a token id (OpenAI's form); anything else is text (llama.cpp's).
+      const std::string& key = it.key();
+      const bool numeric = !key.empty() && key.size() < 11 &&
+                           key.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric) add_id(std::stoll(key), b);
+      else add_text(key, b);
+    }
+  } else if (v.is_array()) {
+    for (const auto& e : v) {
+      if (!e.is_array() || e.size() != 2 || !(e[0].is_number_integer() || e[0].is_string()))
+        throw bad_request("'logit_bias' entries must be [token id or text, bias]");
+      const float b = bias_of(e[1]);
+      if (e[0].is_string()) add_text(e[0].get<std::string>(), b);
+      else add_id(e[0].get<long long>(), b);
+    }
+  } else {
+    throw bad_request("'logit_bias' must be an object or an array of [token, bias] pairs");
+  }
+  return out;
+}
+
+int parse_n_choices(const Json& body, int max_choices) {
+  const char* key = field(body, "n_cmpl") ? "n_cmpl" : "n";
+  const long long n = get_int(body, key, 1, 1, 1 << 30);
+  if (n > max_choices)
+    throw bad_request(std::string("'") + key + "' is " + std::to_string(n) + " but the server has " +
+                      std::to_string(max_choices) + " slots (each choice needs one; raise -np)");
+  return (int)n;
+}
+
+int parse_id_slot(const Json& body, int n_slots) {
+  const long long id = get_int(body, "id_slot", -1, -1, 1 << 30);
+  if (id >= n_slots)
+    throw bad_request("'id_slot' must be -1 or a slot id below " + std::to_string(n_slots) + ", got " +
+                      std::to_string(id));
+  return (int)id;
+}
+
+std::vector<std::string> parse_response_fields(const Json& body) {
+  std::vector<std::string> out;
+  const Json* v = field(body, "response_fields");
+  if (!v) return out;
+  if (!v->is_array()) throw bad_request("'response_fields' must be an array of strings");
+  for (const auto& f : *v) {
+    if (!f.is_string()) throw bad_request("'response_fields' must be an array of strings");
+    out.push_back(f.get<std::string>());
+  }
+  return out;
 }
 
 StreamOptions parse_stream_options(const Json& body) {
@@ -250,6 +302,36 @@ Json normalize_messages(const Json& messages) {
   return out;
 }
 
+namespace {
+
+// Whether generation continues the final (assistant) message. As
+// llama-server: a conversation that ends with the assistant's message is a
+// prefill; continue_final_message asks for it explicitly (true or
+// "content"), and cannot go with an explicit add_generation_prompt: true.
+void parse_continuation(const Json& body, ChatRequest& r) {
+  const bool last_is_assistant = r.messages.back()["role"] == "assistant";
+  bool asked = false;
+  if (const Json* c = field(body, "continue_final_message")) {
+    if (!c->is_boolean() && !c->is_string())
+      throw bad_request("'continue_final_message' must be a boolean or \"content\"");
+    asked = c->is_boolean() ? c->get<bool>() : c->get<std::string>() == "content";
+    if (c->is_string() && !asked)
+      throw bad_request("'continue_final_message': only true or \"content\" is supported");
+  }
+  if (asked && field(body, "add_generation_prompt") && r.add_generation_prompt)
+    throw bad_request("cannot set both add_generation_prompt and continue_final_message to true");
+  if (asked && !last_is_assistant)
+    throw bad_request("'continue_final_message' needs the last message to be the assistant's");
+  if (!last_is_assistant) return;
+  const size_t n = r.messages.size();
+  if (n >= 2 && r.messages[n - 2]["role"] == "assistant")
+    throw bad_request("cannot have 2 or more assistant messages at the end of the list");
+  r.continue_final = true;
+  r.add_generation_prompt = false;
+}
+
+}  // namespace
+
 ChatRequest parse_chat_request(const Json& body) {
   ChatRequest r;
   if (!body.contains("messages")) throw bad_request("'messages' is required");
@@ -285,6 +367,7 @@ ChatRequest parse_chat_request(const Json& body) {
     // json_object / json_schema are accepted without constraining decoding (not implemented yet).
   }
   r.add_generation_prompt = get_bool(body, "add_generation_prompt", true);
+  parse_continuation(body, r);
   return r;
 }
 
@@ -319,6 +402,65 @@ PromptInput parse_prompt(const Json& body, int n_vocab) {
     throw bad_request("'prompt' must be a string or an array of token ids");
   }
   return in;
+}
+
+namespace {
+
+PromptSpec parse_one_prompt(const Json& v, int n_vocab, size_t index) {
+  const std::string at = "prompt[" + std::to_string(index) + "]";
+  PromptSpec spec;
+  if (v.is_string()) {
+    spec.push_back({v.get<std::string>(), {}, true});
+  } else if (v.is_array()) {
+    // Token ids and strings mixed, in order.
+    for (const auto& e : v) {
+      if (e.is_string()) {
+        spec.push_back({e.get<std::string>(), {}, true});
+        continue;
+      }
+      if (!e.is_number_integer())
+        throw bad_request("'" + at + "' must hold token ids and strings");
+      if (spec.empty() || spec.back().is_text) spec.push_back({"", {}, false});
+      const long long id = e.get<long long>();
+      if (id < 0 || id >= n_vocab)
+        throw bad_request("'" + at + "': token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                          std::to_string(n_vocab - 1) + ")");
+      spec.back().tokens.push_back((int32_t)id);
+    }
+    if (spec.empty()) throw bad_request("'" + at + "' is empty");
+  } else if (v.is_object() && v.contains("prompt_string")) {
+    if (v.contains("multimodal_data") && !v["multimodal_data"].is_null())
+      throw bad_request("'" + at + "': multimodal data provided, but this server does not support multimodal input");
+    return parse_one_prompt(v["prompt_string"], n_vocab, index);
+  } else {
+    throw bad_request("'" + at +
+                      "' must be a string, token ids, token ids and strings mixed, or {\"prompt_string\": ...}");
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::vector<PromptSpec> parse_prompts(const Json& body, int n_vocab) {
+  const Json* p = field(body, "prompt");
+  if (!p) throw bad_request("'prompt' is required");
+  std::vector<PromptSpec> out;
+  // An array holding any token id is one prompt (ids, or ids and strings
+  // mixed); any other array is a list of prompts.
+  bool has_ids = false;
+  if (p->is_array())
+    for (const auto& e : *p) has_ids = has_ids || e.is_number();
+  if (p->is_array() && !has_ids) {
+    if (p->empty()) throw bad_request("'prompt' must not be empty");
+    // Each prompt becomes a queued task; a bound keeps one request from holding the queue.
+    if (p->size() > kMaxPrompts)
+      throw bad_request("'prompt' holds " + std::to_string(p->size()) + " prompts; at most " +
+                        std::to_string(kMaxPrompts) + " per request");
+    for (size_t i = 0; i < p->size(); ++i) out.push_back(parse_one_prompt((*p)[i], n_vocab, i));
+  } else {
+    out.push_back(parse_one_prompt(*p, n_vocab, 0));
+  }
+  return out;
 }
 
 }  // namespace oscar::server

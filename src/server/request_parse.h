@@ -4,7 +4,9 @@
 // do. Nothing here touches the model, so it runs on the HTTP threads.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,9 +28,32 @@ struct StreamOptions {
   bool include_usage = false;  // stream_options.include_usage
 };
 
+// What parsing may ask of the model's vocabulary: its size (token ids are
+// checked against it when > 0) and text -> ids (logit_bias keyed by text).
+struct VocabAccess {
+  int n_vocab = 0;
+  std::function<std::vector<int32_t>(const std::string&)> tokenize;
+};
+
+// llama.cpp's "no seed given" value: a request resolves it to a random one.
+constexpr uint64_t kRandomSeed = 0xFFFFFFFF;
+
 // Sampling, limits, stop strings and logprobs; `defaults` are the server's
-// settings. `seed_if_unset` is used when the request gives no seed.
-GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api, uint64_t seed_if_unset);
+// settings. A request without a seed uses the defaults' seed (--seed);
+// `random_seed` stands in where that, or the request's, is -1 (random).
+GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api, uint64_t random_seed,
+                           const VocabAccess& vocab = {});
+// logit_bias in either form: {"id or text": bias} (OpenAI) or [[id or text,
+// bias], ...] (llama.cpp); false bans the token. A text stands for each of
+// its tokens.
+std::vector<std::pair<int32_t, float>> parse_logit_bias(const Json& v, const VocabAccess& vocab);
+// n (or llama.cpp's n_cmpl): choices per prompt, 1..max_choices (a choice
+// takes a slot, so llama-server caps it at the slot count).
+int parse_n_choices(const Json& body, int max_choices);
+// id_slot: -1 (any) or a slot id below n_slots.
+int parse_id_slot(const Json& body, int n_slots);
+// response_fields: the native response projected onto these paths.
+std::vector<std::string> parse_response_fields(const Json& body);
 StreamOptions parse_stream_options(const Json& body);
 
 // Chat inputs checked and reshaped for a chat template: content parts
@@ -40,6 +65,9 @@ struct ChatRequest {
   bool parse_tool_calls = false;
   Json template_kwargs = Json::object();
   bool add_generation_prompt = true;
+  // The last message is the assistant's and generation continues it
+  // (assistant prefill, or continue_final_message).
+  bool continue_final = false;
 };
 ChatRequest parse_chat_request(const Json& body);
 // /apply-template and /v1/chat/completions share the message checks.
@@ -52,6 +80,21 @@ struct PromptInput {
   bool is_tokens = false;
 };
 PromptInput parse_prompt(const Json& body, int n_vocab);
+
+// One prompt of /completion or /v1/completions, as llama-server takes it: a
+// string, token ids, ids and strings mixed, or {"prompt_string": ...}. The
+// pieces are joined in order; a BOS may be added only when the first piece
+// is text.
+struct PromptPiece {
+  std::string text;
+  std::vector<int32_t> tokens;
+  bool is_text = true;
+};
+using PromptSpec = std::vector<PromptPiece>;
+// Every prompt of a request ("prompt" may hold several); multimodal data
+// is refused with a 400, as this server has no media support.
+constexpr size_t kMaxPrompts = 1024;
+std::vector<PromptSpec> parse_prompts(const Json& body, int n_vocab);
 // Token ids of /detokenize and similar: an array of integers in [0, n_vocab).
 std::vector<int32_t> parse_token_array(const Json& v, const std::string& field, int n_vocab);
 

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include "server/auth.h"
+#include "server/chat_continuation.h"
+#include "server/http_policy.h"
 #include "server/http_util.h"
 #include "server/kv_report.h"
 #include "server/metrics.h"
@@ -15,8 +17,6 @@ namespace {
 
 using httplib::Request;
 using httplib::Response;
-
-bool is_public(const std::string& path) { return path == "/health" || path == "/v1/health"; }
 
 Json model_list(const ServerContext& ctx) {
   const LoadedModel& m = ctx.model();
@@ -68,7 +68,8 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
   svr.Post("/apply-template", [&ctx](const Request& req, Response& res) {
     guarded(res, [&] {
       const Json body = parse_body(req.body);
-      reply_json(res, {{"prompt", ctx.render_chat(parse_chat_request(body))}});
+      const ChatRequest cr = parse_chat_request(body);
+      reply_json(res, {{"prompt", chat_prompt(cr, [&](const ChatRequest& r) { return ctx.render_chat(r); })}});
     });
   });
 
@@ -103,17 +104,15 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
 
   svr.set_pre_routing_handler([&ctx](const Request& req, Response& res) {
     ctx.counters.requests++;
-    if (req.method == "OPTIONS") {
-      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-      res.set_header("Access-Control-Allow-Headers", "*");
-      res.status = 204;
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (is_public(req.path) || is_webui_request(ctx.settings(), req.method, req.path))
-      return httplib::Server::HandlerResponse::Unhandled;
+    add_cors_headers(req, res);
+    if (answer_preflight(req, res)) return httplib::Server::HandlerResponse::Handled;
+    // The web UI's files need neither a key nor a loaded model (the page
+    // shows the loading state itself).
+    if (is_webui_request(ctx.settings(), req.method, req.path)) return httplib::Server::HandlerResponse::Unhandled;
     const std::string key =
         presented_key(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
-    if (!key_accepted(ctx.settings().api_keys, key)) {
+    // Public paths skip the key, not the wait for the model (their handlers read it).
+    if (!is_public_path(req.path) && !key_accepted(ctx.settings().api_keys, key)) {
       reply_error(res, ApiError(401, "Invalid API Key", "authentication_error"));
       return httplib::Server::HandlerResponse::Handled;
     }

@@ -213,6 +213,7 @@ void Scheduler::assign_queued() {
     s.stop = std::make_unique<StopMatcher>(s.task.params.stop);
     s.out.clear();
     for (int32_t tok : s.task.prompt) s.sampler->accept(tok);
+    report_progress(s, s.t_start);  // the first (0%) report tells a client its prompt has started
   }
   stats_.queue_depth = (int)queue_.size();
 }
@@ -239,8 +240,10 @@ bool Scheduler::step() {
     if (s->active && !s->generating) prompting.push_back(s.get());
   std::sort(prompting.begin(), prompting.end(), [](Slot* a, Slot* b) { return a->last_used < b->last_used; });
   int budget = cfg_.n_ubatch - (int)batch.size();
+  std::vector<Slot*> fed;  // prompts that advanced this step
   for (Slot* s : prompting) {
     if (budget <= 0) break;
+    fed.push_back(s);
     const size_t n = std::min(s->task.prompt.size() - s->n_past, (size_t)budget);
     for (size_t i = 0; i < n; ++i) {
       const size_t p = s->n_past + i;
@@ -291,6 +294,9 @@ bool Scheduler::step() {
   for (const auto& b : batch)
     if (!slots_[(size_t)b.seq]->generating) ++n_prompt_tokens;
 
+  // Progress first: a prompt that completes here may finish its task in on_logits.
+  const auto t_end = Clock::now();
+  for (Slot* s : fed) report_progress(*s, t_end);
   const int n_vocab = fwd_.n_vocab();
   for (size_t r = 0; r < rows.size(); ++r) on_logits(*rows[r], logits->data() + r * (size_t)n_vocab);
 
@@ -307,6 +313,7 @@ bool Scheduler::step() {
       e.slot = s->id;
       e.tokens = std::move(s->out);
       s->out.clear();
+      if (s->task.params.timings_per_token) e.timings = timings_of(*s, true, t_end);
       s->task.channel->push(std::move(e));
     }
   }
@@ -320,7 +327,9 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
     s.t_first = Clock::now();
   }
   const GenParams& p = s.task.params;
-  const int32_t t = plain_greedy(p.sampling) ? argmax(logits, n_vocab) : s.sampler->sample(logits, n_vocab);
+  // Post-sampling probabilities are read from the sampler's candidates, so it must run.
+  const int32_t t = plain_greedy(p.sampling) && !p.post_sampling_probs ? argmax(logits, n_vocab)
+                                                                        : s.sampler->sample(logits, n_vocab);
   s.sampler->accept(t);
   ++s.n_gen;
   {
@@ -330,7 +339,8 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
   TokenOut out;
   out.token = t;
   if (p.logprobs || p.n_probs > 0) {
-    const LogProbs lp = compute_logprobs(logits, n_vocab, t, p.n_probs);
+    const LogProbs lp = p.post_sampling_probs ? post_sampling_logprobs(s.sampler->last_candidates(), t, p.n_probs)
+                                              : compute_logprobs(logits, n_vocab, t, p.n_probs);
     out.prob = TokenProb{t, tok_.token_to_piece(t), lp.token_logprob};
     for (const auto& [id, v] : lp.top) out.top.push_back({id, tok_.token_to_piece(id), v});
   }
@@ -362,17 +372,14 @@ void Scheduler::finish(Slot& s, FinishReason reason) {
     d.tail = s.stop->push(s.detok->finish());
     d.tail += s.stop->flush();
   }
-  d.timings.n_prompt = (int)s.task.prompt.size();
-  d.timings.n_cached = s.n_cached_at_start;
-  d.timings.n_predicted = s.n_gen;
-  const bool started = s.generating || reason == FinishReason::Length;
-  d.timings.prompt_ms = started ? ms_between(s.t_start, s.t_first) : ms_between(s.t_start, now);
-  d.timings.predicted_ms = started ? ms_between(s.t_first, now) : 0;
-  d.timings.queue_ms = ms_between(s.t_queued, s.t_start);
+  d.timings = timings_of(s, s.generating || reason == FinishReason::Length, now);
+  // As llama-server: a generation that ran out of context says so.
+  d.truncated = reason == FinishReason::Length && (int)s.cached.size() >= cfg_.n_ctx_slot;
   Event e;
   e.slot = s.id;
   e.tokens = std::move(s.out);
   s.out.clear();
+  if (s.task.params.timings_per_token) e.timings = d.timings;
   e.done = std::move(d);
   s.task.channel->push(std::move(e));
   s.active = false;
@@ -382,6 +389,26 @@ void Scheduler::finish(Slot& s, FinishReason reason) {
   std::lock_guard<std::mutex> l(m_);
   stats_.requests_total++;
   if (reason == FinishReason::Cancelled) stats_.requests_cancelled++;
+}
+
+Timings Scheduler::timings_of(const Slot& s, bool started, Clock::time_point now) const {
+  Timings t;
+  t.n_prompt = (int)s.task.prompt.size();
+  t.n_cached = s.n_cached_at_start;
+  t.n_predicted = s.n_gen;
+  t.prompt_ms = started ? ms_between(s.t_start, s.t_first) : ms_between(s.t_start, now);
+  t.predicted_ms = started ? ms_between(s.t_first, now) : 0;
+  t.queue_ms = ms_between(s.t_queued, s.t_start);
+  return t;
+}
+
+void Scheduler::report_progress(Slot& s, Clock::time_point now) {
+  if (!s.task.params.return_progress) return;
+  Event e;
+  e.slot = s.id;
+  e.progress = PromptProgress{(int)s.task.prompt.size(), s.n_cached_at_start, (int)s.n_past,
+                              ms_between(s.t_start, now)};
+  s.task.channel->push(std::move(e));
 }
 
 void Scheduler::publish() {

@@ -83,6 +83,8 @@ class Scheduler {
   bool step();  // one batch; false when there was nothing to do
   void on_logits(Slot& s, const float* logits);
   void finish(Slot& s, FinishReason reason);
+  Timings timings_of(const Slot& s, bool started, std::chrono::steady_clock::time_point now) const;
+  void report_progress(Slot& s, std::chrono::steady_clock::time_point now);  // when the task asked for it
   void publish();
 
   const tok::Tokenizer& tok_;

@@ -3,6 +3,7 @@
 #include "chat/template_error.h"
 #include "server/api_error.h"
 #include "server/kv_report.h"
+#include "server/build_info.h"
 
 namespace oscar::server {
 
@@ -95,7 +96,7 @@ Json ServerContext::props() const {
           {"modalities", {{"vision", false}, {"audio", false}}},
           {"kv_cache", m.kv_description},
           {"kv", kv_json()},
-          {"build_info", "oscar.cpp"},
+          {"build_info", build_id()},
           {"webui", settings_.webui}};
 }
 

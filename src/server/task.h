@@ -28,6 +28,11 @@ struct GenParams {
   bool cache_prompt = true;         // reuse the slot's cached common prefix
   int n_probs = 0;                  // top alternatives per token (0: none)
   bool logprobs = false;            // report each sampled token's log-probability
+  // Probabilities after the sampling chain (top-k, top-p, temperature...)
+  // instead of the model's raw distribution, as llama-server's field says.
+  bool post_sampling_probs = false;
+  bool return_progress = false;     // stream prompt-processing progress events
+  bool timings_per_token = false;   // timings with every streamed event
 };
 
 struct TokenProb {
@@ -65,18 +70,42 @@ struct Done {
   std::string error;       // when reason == Error
   Timings timings;
   int slot = -1;
+  bool truncated = false;  // generation stopped because the slot's context was full
+};
+
+// How far a prompt's evaluation has got (llama-server's prompt_progress).
+struct PromptProgress {
+  int total = 0;      // prompt tokens
+  int cache = 0;      // of which reused from the slot's cache
+  int processed = 0;  // in the cache so far (reused ones included)
+  double time_ms = 0; // since the prompt's evaluation began
 };
 
 struct Event {
   std::vector<TokenOut> tokens;  // may be empty
   int slot = -1;
+  int index = 0;                 // which task of a request (several prompts or choices)
+  std::optional<PromptProgress> progress;  // when return_progress was asked
+  std::optional<Timings> timings;          // running timings (timings_per_token)
   std::optional<Done> done;
 };
 
-// A one-producer, one-consumer queue of events with a cancel flag.
+// A one-producer, one-consumer queue of events with a cancel flag. A
+// request made of several tasks (several prompts, or n > 1 choices) gives
+// each task a channel that forwards to the request's shared one, tagging
+// its events with the task's index; cancelling the shared channel cancels
+// them all.
 class Channel {
  public:
+  Channel() = default;
+  Channel(std::shared_ptr<Channel> shared, int index) : shared_(std::move(shared)), index_(index) {}
+
   void push(Event e) {
+    if (shared_) {
+      e.index = index_;
+      shared_->push(std::move(e));
+      return;
+    }
     {
       std::lock_guard<std::mutex> l(m_);
       q_.push_back(std::move(e));
@@ -92,9 +121,11 @@ class Channel {
     return out;
   }
   void cancel() { cancelled_.store(true); }
-  bool cancelled() const { return cancelled_.load(); }
+  bool cancelled() const { return cancelled_.load() || (shared_ && shared_->cancelled()); }
 
  private:
+  std::shared_ptr<Channel> shared_;
+  int index_ = 0;
   std::mutex m_;
   std::condition_variable cv_;
   std::deque<Event> q_;
@@ -106,6 +137,7 @@ struct Task {
   GenParams params;
   std::shared_ptr<Channel> channel;
   int id_slot = -1;  // a requested slot (-1: any)
+  int index = 0;     // position of the task's result in its request
 };
 
 }  // namespace oscar::server

@@ -202,6 +202,7 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
     else throw Error("unknown flag '" + f + "' (see --help)");
   }
   if (!seed_given) s.sampling.seed = std::random_device{}();
+  s.seed_given = seed_given;
   if (s.n_ctx < 0) throw Error("-c: must not be negative");
   if (s.n_batch <= 0 || s.n_ubatch <= 0) throw Error("-b and -ub must be positive");
   if (s.n_threads < 0) throw Error("-t: must not be negative");

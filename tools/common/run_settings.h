@@ -48,6 +48,7 @@ struct RunSettings {
   std::string dump_logits;
   bool verbose = false;
   sampling::SamplerSettings sampling;
+  bool seed_given = false;  // -s/--seed: the server's requests then default to it
 };
 
 // Parses argv into settings. Unknown flags and bad values throw Error naming

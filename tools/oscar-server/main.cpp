@@ -66,6 +66,8 @@ int run(int argc, char** argv) {
 
   server::GenParams defaults;
   defaults.sampling = s.sampling;
+  // Without --seed, each request that sets none draws its own (llama-server's -1).
+  if (!s.seed_given) defaults.sampling.seed = server::kRandomSeed;
   defaults.n_predict = s.n_predict;
   server::ServerContext ctx(ss, defaults);
 

@@ -231,8 +231,8 @@ test('invalid UTF-8', async () => {
   assertError(await post('/v1/chat/completions', bytes2), 400);
 });
 test('unknown endpoint', async () => assertError(await get('/v1/nope'), 404));
-test('n > 1 is refused clearly', async () => {
-  assertError(await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], n: 2 }), 400);
+test('n beyond the slot count is refused clearly', async () => {
+  assertError(await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], n: N_SLOTS + 1 }), 400);
 });
 // Raw bytes on a fresh connection; resolves with whatever the server answers before closing.
 function raw(bytes, { half = false } = {}) {

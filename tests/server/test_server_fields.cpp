@@ -1,0 +1,55 @@
+// llama-server's request fields and HTTP details end to end (n choices,
+// prompt arrays, logit_bias, n_probs, response_fields, progress, timings,
+// prefill, id_slot, cache_prompt, truncation, CORS, public endpoints under
+// --api-key, the default seed), through the official OpenAI Node client and raw HTTP.
+#include <gtest/gtest.h>
+
+#include "client_test_util.h"
+
+using namespace oscar::testing;
+
+namespace {
+
+class ServerFields : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir_->file("tiny.gguf"));
+    ASSERT_EQ(r.first, 0) << r.second;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    const std::string why = node_client_missing();
+    if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
+  }
+  static std::string model() { return dir_->file("tiny.gguf"); }
+  static TempDir* dir_;
+};
+TempDir* ServerFields::dir_ = nullptr;
+
+TEST_F(ServerFields, RequestFieldsAndHttpDetails) {
+  ServerProcess srv;
+  // 4 slots of 256 positions: n up to 4, and a context small enough to fill quickly.
+  const std::string err =
+      srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "1024", "-np", "4", "-t", "2"}, dir_->file("fields.log"));
+  ASSERT_EQ(err, "");
+  const auto [rc, out] = run_node("fields.test.mjs", srv, 4, 256);
+  EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+TEST_F(ServerFields, PublicEndpointsUnderApiKeyAndDefaultSeed) {
+  ServerProcess srv;
+  const std::string err = srv.start(
+      kBin + "/oscar-server", {"-m", model(), "-c", "512", "-np", "1", "-t", "2", "--api-key", "k-123", "--seed", "42"},
+      dir_->file("fields_launch.log"));
+  ASSERT_EQ(err, "");
+  const auto [rc, out] = run_node("fields_launch.test.mjs", srv, 1, 512, "OSCAR_API_KEY=k-123 OSCAR_SEED=42");
+  EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+}  // namespace
