@@ -187,7 +187,13 @@ std::vector<Task> make_tasks(const std::vector<std::vector<int32_t>>& prompts, c
 }
 
 ShaperInfo shaper_info(const ServerContext& ctx, const char* id_prefix, const GenParams& p, bool include_usage) {
-  ShaperInfo info{random_id(id_prefix), ctx.alias(), std::time(nullptr), include_usage, p.logprobs, p.n_probs};
+  ShaperInfo info;
+  info.id = random_id(id_prefix);
+  info.model = ctx.alias();
+  info.created = std::time(nullptr);
+  info.include_usage = include_usage;
+  info.logprobs = p.logprobs;
+  info.n_probs = p.n_probs;
   info.post_sampling_probs = p.post_sampling_probs;
   info.fingerprint = build_id();
   return info;

@@ -3,8 +3,9 @@
 namespace oscar::server {
 
 bool is_public_path(const std::string& path) {
-  return path == "/health" || path == "/v1/health" || path == "/models" || path == "/v1/models" || path == "/" ||
-         path == "/index.html" || path == "/bundle.js" || path == "/bundle.css";
+  // The web UI's files are public too, for GET and HEAD only: routes.cpp
+  // asks is_webui_request() before it asks this.
+  return path == "/health" || path == "/v1/health" || path == "/models" || path == "/v1/models";
 }
 
 namespace {

@@ -9,8 +9,8 @@
 
 namespace oscar::server {
 
-// Paths served without an API key: health, the model list, and the web
-// UI's static files.
+// Paths served without an API key: health and the model list (the web UI's
+// files are decided by is_webui_request, webui_routes.h).
 bool is_public_path(const std::string& path);
 
 // Adds the CORS headers to any response: a request that names its Origin

@@ -135,7 +135,8 @@ class ChatShaper : public ResponseShaper {
     for (const auto& c : d.tool_calls) {
       const int index = (int)calls_.size();
       // Ids stay unique across the choices of one request.
-      const std::string choice = info_.index > 0 ? "-" + std::to_string(info_.index) : "";
+      std::string choice;
+      if (info_.index > 0) choice = "-" + std::to_string(info_.index);
       Json call = {{"id", info_.id + choice + "-call-" + std::to_string(index)},
                    {"type", "function"},
                    {"function", {{"name", c.name}, {"arguments", c.arguments.dump()}}}};

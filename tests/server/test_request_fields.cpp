@@ -11,6 +11,7 @@
 #include "server/logprobs.h"
 #include "server/request_parse.h"
 #include "server/response_shaper.h"
+#include "server/shaper_test_util.h"
 
 using namespace oscar::server;
 
@@ -217,7 +218,7 @@ TEST(RequestFields, PostSamplingProbs) {
 }
 
 TEST(ResponseFields, NativeProbsCarryBytesAndPostSamplingNames) {
-  ShaperInfo info{"id", "m", 0, false, true, 1};
+  ShaperInfo info = basic_info("id", "m", 0, false, true, 1);
   info.post_sampling_probs = true;
   auto s = make_native_shaper(info, Json::object());
   Event e = token_event(0, 5, "é");
@@ -234,7 +235,7 @@ TEST(ResponseFields, NativeProbsCarryBytesAndPostSamplingNames) {
 }
 
 TEST(ResponseFields, NativeTruncatedTokensAndProjection) {
-  ShaperInfo info{"id", "m", 0, false, false, 0};
+  ShaperInfo info = basic_info("id", "m", 0, false, false, 0);
   info.return_tokens = true;
   info.prompt_text = "<s> hi";
   auto s = make_native_shaper(info, Json{{"n_predict", 4}});
@@ -255,7 +256,7 @@ TEST(ResponseFields, NativeTruncatedTokensAndProjection) {
 }
 
 TEST(ResponseFields, ChatStreamStartsWithRoleAndNullContent) {
-  auto s = make_chat_shaper(ShaperInfo{"id", "m", 0, false, false, 0}, oscar::chat::ChatOutputFormat{}, "");
+  auto s = make_chat_shaper(basic_info("id", "m", 0, false, false, 0), oscar::chat::ChatOutputFormat{}, "");
   const std::vector<Json> first = s->chunks(token_event(0, 1, "Hi"));
   ASSERT_GE(first.size(), 2u);
   const Json& delta = first[0]["choices"][0]["delta"];
@@ -267,7 +268,7 @@ TEST(ResponseFields, ChatStreamStartsWithRoleAndNullContent) {
 }
 
 TEST(ResponseFields, ProgressAndPerTokenTimingsChunks) {
-  auto s = make_native_shaper(ShaperInfo{"id", "m", 0, false, false, 0}, Json::object());
+  auto s = make_native_shaper(basic_info("id", "m", 0, false, false, 0), Json::object());
   Event p;
   p.progress = PromptProgress{10, 4, 7, 1.5};
   const std::vector<Json> c = s->chunks(p);
@@ -282,7 +283,7 @@ TEST(ResponseFields, ProgressAndPerTokenTimingsChunks) {
 TEST(ResponseFields, SeveralChoicesMerge) {
   std::vector<std::unique_ptr<ResponseShaper>> each;
   for (int i = 0; i < 3; ++i) {
-    ShaperInfo info{"id", "m", 0, false, false, 0};
+    ShaperInfo info = basic_info("id", "m", 0, false, false, 0);
     info.index = i;
     each.push_back(make_completions_shaper(info));
   }
@@ -315,7 +316,7 @@ TEST(ResponseFields, SeveralChoicesMerge) {
 TEST(ResponseFields, SeveralNativePromptsAnswerAnArray) {
   std::vector<std::unique_ptr<ResponseShaper>> each;
   for (int i = 0; i < 2; ++i) {
-    ShaperInfo info{"id", "m", 0, false, false, 0};
+    ShaperInfo info = basic_info("id", "m", 0, false, false, 0);
     info.index = i;
     each.push_back(make_native_shaper(info, Json::object()));
   }

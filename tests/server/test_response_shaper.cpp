@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/response_shaper.h"
+#include "server/shaper_test_util.h"
 
 using namespace oscar::server;
 using oscar::chat::ChatOutputFormat;
@@ -31,7 +32,7 @@ std::vector<Event> events_for(const std::vector<std::string>& pieces, FinishReas
   return out;
 }
 
-ShaperInfo info() { return {"id-1", "m", 1000, true, false, 0}; }
+ShaperInfo info() { return basic_info("id-1", "m", 1000, true, false, 0); }
 
 }  // namespace
 

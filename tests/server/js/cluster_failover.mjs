@@ -101,10 +101,15 @@ async function chaos(progress) {
     await sleep(200);
   }
   console.log('replica 2 restarted and healthy');
-  await sleep(3000);
-  const r2 = await replicaRequests(PORTS[1]);
+  // HAProxy puts it back after two passing checks (rise 2, inter 1s); then
+  // new conversations hash to it again.
+  let r2 = 0;
+  for (let waited = 0; waited < 20_000 && r2 === 0 && progress() < N_CONV; waited += 500) {
+    await sleep(500);
+    r2 = await replicaRequests(PORTS[1]);
+  }
   console.log(`replica 2 served ${r2} generation requests since its restart`);
-  rejoined = r2 > 0 || progress() >= N_CONV;
+  rejoined = r2 > 0;
   // Stop replica 3 with SIGTERM while it has work: it must drain, not cut.
   cutsAtTerm = stats.streamCuts;
   process.kill(pidOf(3), 'SIGTERM');
