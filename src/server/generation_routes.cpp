@@ -37,6 +37,11 @@ uint64_t random_seed() {
   return ((uint64_t)rd() << 32) ^ rd();
 }
 
+// The seed of a request that sets none: the server's --seed, else a fresh random one.
+uint64_t request_seed(const ServerContext& ctx) {
+  return ctx.settings().seed_given ? ctx.defaults().sampling.seed : random_seed();
+}
+
 // Keeps ctx.in_flight up while a generation is being served (shutdown waits on it).
 struct InFlight {
   explicit InFlight(ServerContext& c) : ctx(c) { ctx.in_flight++; }
@@ -138,7 +143,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const ChatRequest cr = parse_chat_request(body);
       const StreamOptions so = parse_stream_options(body);
       Task task;
-      task.params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed());
+      task.params = parse_gen_params(body, ctx.defaults(), Api::Chat, request_seed(ctx));
       const std::string prompt = ctx.render_chat(cr);
       // The rendered text carries BOS itself when the template adds it;
       // a model that wants BOS gets one when the template did not write it
@@ -168,7 +173,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const Json body = parse_body(req.body);
       const StreamOptions so = parse_stream_options(body);
       Task task;
-      task.params = parse_gen_params(body, ctx.defaults(), Api::Completions, random_seed());
+      task.params = parse_gen_params(body, ctx.defaults(), Api::Completions, request_seed(ctx));
       const PromptInput in = parse_prompt(body, ctx.model().n_vocab);
       task.prompt = in.is_tokens ? in.tokens : ctx.tokenize_prompt(in.text, /*add_special=*/true);
       if (task.prompt.empty()) throw bad_request("the prompt is empty");
@@ -186,7 +191,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const Json body = parse_body(req.body);
       const bool stream = get_bool(body, "stream", false);
       Task task;
-      task.params = parse_gen_params(body, ctx.defaults(), Api::Native, random_seed());
+      task.params = parse_gen_params(body, ctx.defaults(), Api::Native, request_seed(ctx));
       if (body.contains("id_slot") && !body["id_slot"].is_null()) {
         if (!body["id_slot"].is_number_integer()) throw bad_request("'id_slot' must be an integer");
         const long long id = body["id_slot"].get<long long>();

@@ -28,7 +28,10 @@ std::string ServerContext::render_chat(const ChatRequest& r) const {
   in.messages = r.messages;
   in.tools = r.tools;
   in.add_generation_prompt = r.add_generation_prompt;
-  in.extra = r.template_kwargs;
+  // The server's defaults (--chat-template-kwargs, --reasoning), then the request's own.
+  in.extra = settings_.default_template_kwargs;
+  if (r.template_kwargs.is_object())
+    for (const auto& [k, v] : r.template_kwargs.items()) in.extra[k] = v;
   try {
     return model_->tmpl->apply(in);
   } catch (const chat::TemplateError& e) {
