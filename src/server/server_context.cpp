@@ -1,5 +1,6 @@
 #include "server/server_context.h"
 
+#include "chat/template_context.h"
 #include "chat/template_error.h"
 #include "server/api_error.h"
 
@@ -28,8 +29,10 @@ std::string ServerContext::render_chat(const ChatRequest& r) const {
   in.messages = r.messages;
   in.tools = r.tools;
   in.add_generation_prompt = r.add_generation_prompt;
-  // The server's defaults (--chat-template-kwargs, --reasoning), then the request's own.
-  in.extra = settings_.default_template_kwargs;
+  // As llama-server: today's date, the server's defaults (--chat-template-kwargs,
+  // --reasoning), then the request's own.
+  in.extra = chat::date_variables(std::time(nullptr));
+  for (const auto& [k, v] : settings_.default_template_kwargs.items()) in.extra[k] = v;
   if (r.template_kwargs.is_object())
     for (const auto& [k, v] : r.template_kwargs.items()) in.extra[k] = v;
   try {
@@ -39,6 +42,17 @@ std::string ServerContext::render_chat(const ChatRequest& r) const {
   } catch (const nlohmann::json::exception& e) {
     throw bad_request(std::string("chat template input: ") + e.what());
   }
+}
+
+std::vector<int32_t> ServerContext::tokenize_chat(const std::string& rendered) const {
+  std::vector<int32_t> toks = model_->tokenizer->tokenize(rendered, /*add_special=*/false, /*parse_special=*/true);
+  // As llama-server: the tokenizer's BOS starts a chat prompt whether or not the
+  // template wrote it (built-in templates do not), never twice.
+  const tok::Vocab& v = model_->tokenizer->vocab();
+  if (v.add_bos() && v.bos() != tok::kNoToken && (toks.empty() || toks.front() != v.bos()))
+    toks.insert(toks.begin(), v.bos());
+  if (toks.empty()) throw bad_request("the chat template rendered an empty prompt");
+  return toks;
 }
 
 std::vector<int32_t> ServerContext::tokenize_prompt(const std::string& text, bool add_special) const {

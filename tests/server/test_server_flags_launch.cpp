@@ -137,11 +137,11 @@ TEST_F(ServerLaunch, VariablesAloneStartTheServer) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
-TEST_F(ServerLaunch, TemplatesSeeTheRealClock) {
+TEST_F(ServerLaunch, TemplatesSeeTheRealClockAndDate) {
   ServerProcess srv;
   const std::string err = srv.start(
       kBin + "/oscar-server", {"-m", model(), "-c", "512", "-np", "1", "-t", "2", "--chat-template",
-                               "{{ strftime_now('%Y-%m-%d') }}"},
+                               "{{ strftime_now('%Y-%m-%d') }}|{{ date_string }}"},
       dir_->file("clock.log"));
   ASSERT_EQ(err, "");
   httplib::Client c("127.0.0.1", srv.port());
@@ -149,8 +149,8 @@ TEST_F(ServerLaunch, TemplatesSeeTheRealClock) {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
   localtime_r(&now, &tm);
-  char want[32];
-  std::strftime(want, sizeof want, "%Y-%m-%d", &tm);
+  char want[64];
+  std::strftime(want, sizeof want, "%Y-%m-%d|%d %b %Y", &tm);  // date_string as llama-server passes it
   EXPECT_EQ(t["prompt"], want);
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }

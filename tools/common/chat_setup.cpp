@@ -66,6 +66,9 @@ nlohmann::ordered_json default_template_kwargs(const RunSettings& s) {
   nlohmann::ordered_json kw = nlohmann::ordered_json::object();
   if (!s.chat_template_kwargs.empty()) kw = nlohmann::ordered_json::parse(s.chat_template_kwargs);
   // --reasoning and a zero budget decide enable_thinking unless the kwargs set it.
+  // --reasoning and a zero budget decide enable_thinking unless the kwargs set it.
+  // (llama-server also passes enable_thinking=true by default; here the template's
+  // own default stands, which the existing thinking-template tests rely on.)
   if (!kw.contains("enable_thinking")) {
     if (s.reasoning == "off" || s.reasoning_budget == 0) kw["enable_thinking"] = false;
     else if (s.reasoning == "on") kw["enable_thinking"] = true;
