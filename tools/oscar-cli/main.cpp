@@ -150,7 +150,7 @@ int run(int argc, char** argv) {
     const tok::TokenId t = sampler.sample(last.data(), n_vocab);
     sampler.accept(t);
     ++n_gen;
-    if (tokenizer.vocab().is_eog(t)) break;
+    if (!s.ignore_eos && tokenizer.vocab().is_eog(t)) break;  // --ignore-eos keeps going
     std::fputs(detok.push(t).c_str(), stdout);
     std::fflush(stdout);
     if (n_gen >= limit) break;
