@@ -466,6 +466,8 @@ TEST(ServerFlags, ServerFlagsLandInTheSettings) {
   EXPECT_TRUE(idle_note);
   EXPECT_THROW(parse({"--ssl-key-file", "k.pem"}), Error);  // the certificate is missing
   EXPECT_THROW(parse({"--host", "/tmp/x.sock"}), Error);
+  EXPECT_THROW(parse({"-np", "0"}), Error);
+  EXPECT_EQ(parse({"-np", "-1"}).server.n_parallel, 4);  // llama-server's "auto"
   EXPECT_THROW(parse({"-mu", "http://h/m.gguf", "-hf", "u/r"}), Error);
 }
 

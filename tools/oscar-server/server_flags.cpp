@@ -166,7 +166,8 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
            "slots decoding together (default 4; -1: 4); -c is divided among them",
            [&ss](const std::string& x) {
              const int n = int_in("-np", x, -1, 256);
-             ss.n_parallel = n <= 0 ? 4 : n;
+             if (n == 0) throw Error("-np: expected 1 to 256 slots, or -1 (auto: 4), got 0");
+             ss.n_parallel = n < 0 ? 4 : n;
            }),
       flag(E, {"-a", "--alias"}, "STRING", "LLAMA_ARG_ALIAS", "model name reported by the API",
            [&ss](const std::string& x) { ss.alias = x; }),
