@@ -119,6 +119,21 @@ TEST_F(ServerLaunch, ManyLlamaServerFlagsAtOnce) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
+TEST_F(ServerLaunch, OfficialClientSeesTheFlags) {
+  const std::string why = node_client_missing();
+  if (!why.empty()) GTEST_SKIP() << "client check skipped: " << why;
+  ServerProcess srv;
+  const std::string err = srv.start(kBin + "/oscar-server",
+                                    {"-m", model(), "-c", "1024", "-np", "2", "-t", "2", "--api-key", "k1,k2", "-a",
+                                     "tiny", "--tags", "chat,small", "--seed", "7", "-n", "5", "--temp", "1.0",
+                                     "--chat-template", "llama3", "-ngl", "99", "--no-webui", "-fa", "auto"},
+                                    dir_->file("client.log"));
+  ASSERT_EQ(err, "");
+  const auto [rc, out] = run_node("flags.test.mjs", srv, 2, 512);
+  EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
 TEST_F(ServerLaunch, VariablesAloneStartTheServer) {
   ServerProcess srv;
   const std::string err =
