@@ -66,7 +66,11 @@ std::string read_text_file(const std::string& flag, const std::string& path) {
 
 }  // namespace
 
-std::vector<FlagSpec> common_flag_specs(RunSettings& s) {
+namespace {
+
+// The informational actions, threads, context, batches, the cache, and the
+// hardware placement flags (no effect on a CPU engine).
+std::vector<FlagSpec> runtime_specs(RunSettings& s) {
   auto action = [&s](const char* name) { return [&s, name](const std::string&) { s.action = name; }; };
   auto ival = [](int& dst, const char* f) { return [&dst, f](const std::string& v) { dst = flag_int(f, v); }; };
   return {
@@ -162,6 +166,12 @@ std::vector<FlagSpec> common_flag_specs(RunSettings& s) {
         f.n_values = 2;
         return f;
       }(),
+  };
+}
+
+// The model, where it comes from, and logging.
+std::vector<FlagSpec> model_and_log_specs(RunSettings& s) {
+  return {
       flag(C, {"-m", "--model"}, "FNAME", "LLAMA_ARG_MODEL", "GGUF model file (default: " + default_model() + ")",
            [&s](const std::string& v) { s.model = v; }),
       flag(C, {"-mu", "--model-url"}, "MODEL_URL", "LLAMA_ARG_MODEL_URL",
@@ -201,6 +211,15 @@ std::vector<FlagSpec> common_flag_specs(RunSettings& s) {
       no_effect(C, {"--spec-draft-type-v", "-ctvd", "--cache-type-v-draft"}, "TYPE", "LLAMA_ARG_SPEC_DRAFT_CACHE_TYPE_V",
                 kNoDraft),
   };
+}
+
+}  // namespace
+
+std::vector<FlagSpec> common_flag_specs(RunSettings& s) {
+  std::vector<FlagSpec> specs = runtime_specs(s);
+  auto more = model_and_log_specs(s);
+  specs.insert(specs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  return specs;
 }
 
 std::vector<FlagSpec> cli_flag_specs(RunSettings& s) {

@@ -87,7 +87,12 @@ std::vector<FlagSpec> unsupported_server_specs() {
       no_effect(E, {"-mv", "--model-vocoder"}, "FNAME", "", "there is no text-to-speech support"),
       no_effect(E, {"--tts-use-guide-tokens"}, "", "", "there is no text-to-speech support"),
   };
-  // Speculative decoding: every spelling llama-server knows, one reason.
+  return v;
+}
+
+// Speculative decoding (every spelling llama-server knows, one reason) and the model presets.
+std::vector<FlagSpec> speculative_and_preset_specs() {
+  std::vector<FlagSpec> v;
   const std::vector<std::pair<std::vector<std::string>, std::string>> spec = {
       {{"--spec-draft-hf", "-hfd", "-hfrd", "--hf-repo-draft"}, "<user>/<model>[:quant]"},
       {{"--spec-draft-threads", "-td", "--threads-draft"}, "N"},
@@ -225,8 +230,8 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
            [&ss](const std::string& x) { ss.max_body_bytes = (size_t)int_in("--max-body-bytes", x, 1024, 1 << 30); }),
   };
   v.back().group = FlagGroup::Oscar;
-  auto more = unsupported_server_specs();
-  v.insert(v.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  for (auto more : {unsupported_server_specs(), speculative_and_preset_specs()})
+    v.insert(v.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   return v;
 }
 
