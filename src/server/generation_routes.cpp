@@ -148,7 +148,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       // The rendered text carries BOS itself when the template adds it;
       // a model that wants BOS gets one when the template did not write it
       // (e.g. the ChatML fallback), never two.
-      task.prompt = ctx.tokenize_chat(prompt);
+      task.prompt = ctx.tokenize_prompt(prompt, /*add_special=*/false);
       const tok::Vocab& vocab = ctx.model().tokenizer->vocab();
       if (vocab.add_bos() && vocab.bos() != tok::kNoToken && task.prompt.front() != vocab.bos())
         task.prompt.insert(task.prompt.begin(), vocab.bos());

@@ -44,17 +44,6 @@ std::string ServerContext::render_chat(const ChatRequest& r) const {
   }
 }
 
-std::vector<int32_t> ServerContext::tokenize_chat(const std::string& rendered) const {
-  std::vector<int32_t> toks = model_->tokenizer->tokenize(rendered, /*add_special=*/false, /*parse_special=*/true);
-  // As llama-server: the tokenizer's BOS starts a chat prompt whether or not the
-  // template wrote it (built-in templates do not), never twice.
-  const tok::Vocab& v = model_->tokenizer->vocab();
-  if (v.add_bos() && v.bos() != tok::kNoToken && (toks.empty() || toks.front() != v.bos()))
-    toks.insert(toks.begin(), v.bos());
-  if (toks.empty()) throw bad_request("the chat template rendered an empty prompt");
-  return toks;
-}
-
 std::vector<int32_t> ServerContext::tokenize_prompt(const std::string& text, bool add_special) const {
   std::vector<int32_t> toks = model_->tokenizer->tokenize(text, add_special, /*parse_special=*/true);
   if (toks.empty()) {

@@ -61,8 +61,6 @@ class ServerContext {
   std::string render_chat(const ChatRequest& r) const;
   // Tokenizes a prompt and checks it fits a slot (400 with the numbers if not).
   std::vector<int32_t> tokenize_prompt(const std::string& text, bool add_special) const;
-  // A rendered chat prompt -> tokens, with the tokenizer's BOS exactly once when it adds one.
-  std::vector<int32_t> tokenize_chat(const std::string& rendered) const;
   void check_prompt_fits(size_t n_prompt) const;
   Json props() const;
   Json generation_settings(const GenParams& p) const;
