@@ -8,7 +8,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcpp-httplib-dev
+  libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev openssl
   libeigen3-dev libzip-dev libcli11-dev
   python3 python3-numpy python3-jinja2 python3-torch
   haproxy lua5.3 curl

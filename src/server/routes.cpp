@@ -23,7 +23,7 @@ Json model_list(const ServerContext& ctx) {
   Json meta = {{"n_vocab", m.n_vocab}, {"n_ctx_train", m.n_ctx_train}, {"n_embd", m.n_embd},
                {"n_layer", m.n_layer}, {"size", m.file_bytes}, {"arch", m.arch}};
   Json entry = {{"id", ctx.alias()}, {"object", "model"}, {"created", (long long)std::time(nullptr)},
-                {"owned_by", "oscar.cpp"}, {"meta", meta}};
+                {"owned_by", "oscar.cpp"}, {"tags", ctx.settings().tags}, {"meta", meta}};
   return {{"object", "list"}, {"data", Json::array({entry})}};
 }
 
@@ -74,6 +74,13 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
   });
 
   svr.Get("/props", [&ctx](const Request&, Response& res) { reply_json(res, ctx.props()); });
+  // As llama-server: allowed with --props; no property is changeable yet, so it only acknowledges.
+  svr.Post("/props", [&ctx](const Request&, Response& res) {
+    if (!ctx.settings().props_endpoint)
+      return reply_error(res, ApiError(501, "This server does not support changing global properties. Start it with `--props`",
+                                       "not_supported_error"));
+    reply_json(res, {{"success", true}});
+  });
 
   svr.Get("/slots", [&ctx](const Request&, Response& res) {
     if (!ctx.settings().slots_endpoint)

@@ -1,5 +1,6 @@
 #include "server/server_context.h"
 
+#include "chat/template_context.h"
 #include "chat/template_error.h"
 #include "server/api_error.h"
 #include "server/kv_report.h"
@@ -30,7 +31,12 @@ std::string ServerContext::render_chat(const ChatRequest& r) const {
   in.messages = r.messages;
   in.tools = r.tools;
   in.add_generation_prompt = r.add_generation_prompt;
-  in.extra = r.template_kwargs;
+  // As llama-server: today's date, the server's defaults (--chat-template-kwargs,
+  // --reasoning), then the request's own.
+  in.extra = chat::date_variables(std::time(nullptr));
+  for (const auto& [k, v] : settings_.default_template_kwargs.items()) in.extra[k] = v;
+  if (r.template_kwargs.is_object())
+    for (const auto& [k, v] : r.template_kwargs.items()) in.extra[k] = v;
   try {
     return model_->tmpl->apply(in);
   } catch (const chat::TemplateError& e) {

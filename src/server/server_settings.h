@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace oscar::server {
 
 struct ServerSettings {
@@ -22,6 +24,20 @@ struct ServerSettings {
   std::string reasoning_format = "deepseek";  // none | deepseek
   bool webui = true;               // serve the chat page at / (--no-webui: 404 as llama-server)
   std::string webui_path;          // --path DIR: serve this folder at / instead of the built-in page
+  std::vector<std::string> tags;   // --tags: informational, listed in /v1/models
+  bool props_endpoint = false;     // --props: POST /props allowed
+  bool verbose = false;            // -v: responses carry llama-server's __verbose object
+  bool seed_given = false;         // --seed: requests without a seed use the defaults' seed
+  bool context_shift = false;      // --context-shift (stored; a full slot stops generation)
+  int cache_ram_mib = 8192;        // -cram: host-memory prompt cache limit (-1: none, 0: off)
+  int sleep_idle_seconds = -1;     // --sleep-idle-seconds (-1: never)
+  std::string slot_save_path;      // --slot-save-path: folder of saved slots ("" disabled)
+  bool prefill_assistant = true;   // --no-prefill-assistant: a final assistant message is a full turn
+  bool skip_chat_parsing = false;  // --skip-chat-parsing: all output stays in content
+  std::string ssl_key_file, ssl_cert_file;  // both set: serve HTTPS
+  // Template variables every chat request starts from (--chat-template-kwargs,
+  // --reasoning off, --reasoning-budget 0); a JSON object.
+  nlohmann::ordered_json default_template_kwargs = nlohmann::ordered_json::object();
 };
 
 }  // namespace oscar::server

@@ -8,8 +8,8 @@ std::unique_ptr<Engine> Engine::load(const RunSettings& s, const Logger& log) {
   require(!s.model.empty(), "missing -m MODEL (see --help)");
   std::unique_ptr<Engine> e(new Engine(log));
   log.info("cpu: " + e->cpu_.describe());
-  if (s.n_gpu_layers > 0)
-    log.info("-ngl " + std::to_string(s.n_gpu_layers) + " ignored: this build has no GPU backend");
+  // Flags accepted for llama.cpp compatibility that do nothing here: one line each.
+  for (const std::string& note : s.flag_notes) log.info(note);
   e->model_ = model::Model::load(s.model, e->table_, log,
                                  s.use_mmap ? FileResidence::kMapped : FileResidence::kLoaded);
   e->tokenizer_ = std::make_unique<tok::Tokenizer>(tok::Tokenizer::from_metadata(e->model_->file().metadata()));

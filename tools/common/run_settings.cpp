@@ -8,63 +8,31 @@
 
 #include "core/error.h"
 #include "kv/kv_cache.h"
+#include "chat_setup.h"
+#include "llama_flags.h"
 
 namespace oscar::tools {
 
 namespace {
 
-int to_int(const std::string& flag, const std::string& v) {
-  errno = 0;
-  char* end = nullptr;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || x < -(1L << 31) || x > (1L << 31) - 1)
-    throw Error(flag + ": expected an integer, got '" + v + "'");
-  return (int)x;
-}
+int to_int(const std::string& flag, const std::string& v) { return flag_int(flag, v); }
+float to_float(const std::string& flag, const std::string& v) { return flag_float(flag, v); }
 
-float to_float(const std::string& flag, const std::string& v) {
-  errno = 0;
-  char* end = nullptr;
-  const float x = std::strtof(v.c_str(), &end);
-  if (v.empty() || *end || errno) throw Error(flag + ": expected a number, got '" + v + "'");
-  return x;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// Every table a model tool shares (oscar-server adds its own group).
+std::vector<FlagSpec> tool_specs(RunSettings& s) {
+  std::vector<FlagSpec> specs = common_flag_specs(s);
+  for (auto* more : {sampling_flag_specs, chat_flag_specs, cli_flag_specs, kv_flag_specs}) {
+    auto part = more(s);
+    specs.insert(specs.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  return specs;
 }
 
 }  // namespace
 
 std::string common_usage() {
-  return "  -m, --model FILE         GGUF model (default: " + default_model() + ")\n"
-         "  -p, --prompt TEXT        prompt\n"
-         "  -f, --file FILE          prompt from a file\n"
-         "  -n, --n-predict N        tokens to generate (-1: until end of generation)\n"
-         "  -c, --ctx-size N         context size (0: the model's)\n"
-         "  -t, --threads N          CPU threads (default: all)\n"
-         "  -b, --batch-size N       logical batch size\n"
-         "  -ub, --ubatch-size N     physical batch size\n"
-         "  -ctk, --cache-type-k T   K cache type: f32 f16 bf16 q8_0 q4_0 q2_0\n"
-         "  -ctv, --cache-type-v T   V cache type\n"
-         "  -fa, --flash-attn on|off|auto\n"
-         "  -ngl, --n-gpu-layers N   accepted; this build has no GPU backend\n"
-         "  --mmap, --no-mmap        map the model file, or read it into memory (default: read; with\n"
-         "                           huge pages, decode streams the weights faster)\n"
-         "  --temp F --top-k N --top-p F --min-p F --typical F\n"
-         "  --repeat-penalty F --repeat-last-n N --frequency-penalty F --presence-penalty F\n"
-         "  --seed N                 sampling seed\n"
-         "  -v, --verbose\n"
-         "  -cnv, -no-cnv            conversation mode on/off (default: on when the model has a chat\n"
-         "                           template and no -p/-f is given)\n"
-         "  -sys, --system-prompt S  system message of the conversation\n"
-         "  --chat-template-file F   Jinja chat template instead of the model's\n"
-         "  --reasoning-format none|deepseek  show thinking separately (deepseek) or raw (none)\n" +
-         kv_usage();
+  RunSettings dummy;
+  return flags_help(tool_specs(dummy));
 }
 
 void apply_kv_env(RunSettings& s, const EnvLookup& env) {
@@ -144,65 +112,20 @@ std::string default_model() {
 
 RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const EnvLookup& env) {
   RunSettings s;
-  bool seed_given = false;
   apply_kv_env(s, env);
-  for (int i = 1; i < argc; ++i) {
-    const std::string f = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw Error(f + ": missing value");
-      return argv[++i];
-    };
-    if (f == "-m" || f == "--model") s.model = next();
-    else if (f == "-p" || f == "--prompt") s.prompt = next();
-    else if (f == "-f" || f == "--file") {
-      s.prompt_file = next();
-      s.prompt = read_file(s.prompt_file);
-    } else if (f == "-n" || f == "--n-predict" || f == "--predict") s.n_predict = to_int(f, next());
-    else if (f == "-c" || f == "--ctx-size") s.n_ctx = to_int(f, next());
-    else if (f == "-t" || f == "--threads") s.n_threads = to_int(f, next());
-    else if (f == "-b" || f == "--batch-size") s.n_batch = to_int(f, next());
-    else if (f == "-ub" || f == "--ubatch-size") s.n_ubatch = to_int(f, next());
-    else if (f == "-ctk" || f == "--cache-type-k") s.cache_k = kv::parse_cache_type(next());
-    else if (f == "-ctv" || f == "--cache-type-v") s.cache_v = kv::parse_cache_type(next());
-    else if (f == "-fa" || f == "--flash-attn") {
-      s.flash_attn = next();
-      if (s.flash_attn != "on" && s.flash_attn != "off" && s.flash_attn != "auto")
-        throw Error("-fa: expected on, off or auto, got '" + s.flash_attn + "'");
-    } else if (f == "-ngl" || f == "--n-gpu-layers" || f == "--gpu-layers") s.n_gpu_layers = to_int(f, next());
-    else if (f == "--mmap") s.use_mmap = true;
-    else if (f == "--no-mmap") s.use_mmap = false;
-    else if (f == "--temp") s.sampling.temperature = to_float(f, next());
-    else if (f == "--top-k") s.sampling.top_k = to_int(f, next());
-    else if (f == "--top-p") s.sampling.top_p = to_float(f, next());
-    else if (f == "--min-p") s.sampling.min_p = to_float(f, next());
-    else if (f == "--typical") s.sampling.typical_p = to_float(f, next());
-    else if (f == "--repeat-penalty") s.sampling.repeat_penalty = to_float(f, next());
-    else if (f == "--repeat-last-n") s.sampling.penalty_last_n = to_int(f, next());
-    else if (f == "--frequency-penalty") s.sampling.frequency_penalty = to_float(f, next());
-    else if (f == "--presence-penalty") s.sampling.presence_penalty = to_float(f, next());
-    else if (f == "-s" || f == "--seed") {
-      s.sampling.seed = (uint64_t)(uint32_t)to_int(f, next());
-      seed_given = true;
-    } else if (f == "--verbose-prompt") s.verbose_prompt = true;
-    else if (f == "-no-cnv" || f == "--no-conversation") s.no_cnv = true;
-    else if (f == "-cnv" || f == "--conversation") s.conversation = true;
-    else if (f == "-sys" || f == "--system-prompt") s.system_prompt = next();
-    else if (f == "--dump-logits") s.dump_logits = next();
-    else if (f == "--chat-template-file") s.chat_template_file = next();
-    else if (f == "--jinja") continue;  // always on: templates are rendered with our Jinja engine
-    else if (f == "--reasoning-format") {
-      s.reasoning_format = next();
-      if (s.reasoning_format != "none" && s.reasoning_format != "deepseek" && s.reasoning_format != "auto")
-        throw Error("--reasoning-format: expected none or deepseek, got '" + s.reasoning_format + "'");
-      if (s.reasoning_format == "auto") s.reasoning_format = "deepseek";
-    }
-    else if (parse_kv_flag(s, f, next)) continue;
-    else if (f == "-v" || f == "--verbose") s.verbose = true;
-    else if (extra && extra->handle(f, next)) continue;
-    else throw Error("unknown flag '" + f + "' (see --help)");
-  }
-  if (!seed_given) s.sampling.seed = std::random_device{}();
-  s.seed_given = seed_given;
+  const std::vector<FlagSpec> specs = tool_specs(s);
+  UntabledFlags untabled;
+  if (extra) untabled = [extra](const std::string& f, const std::function<std::string()>& next) {
+    return extra->handle(f, next);
+  };
+  const FlagParseResult r = parse_flags(specs, argc, argv, env, untabled);
+  s.flag_notes.insert(s.flag_notes.end(), r.notes.begin(), r.notes.end());
+  check_run_settings(s);
+  return s;
+}
+
+void check_run_settings(RunSettings& s) {
+  if (!s.seed_given) s.sampling.seed = std::random_device{}();
   if (s.n_ctx < 0) throw Error("-c: must not be negative");
   if (s.n_batch <= 0 || s.n_ubatch <= 0) throw Error("-b and -ub must be positive");
   if (s.n_threads < 0) throw Error("-t: must not be negative");
@@ -212,7 +135,8 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
   // Both: a flag may override one of the two values LLAMA_KV_CLIP_RATIO set (NaN fails too).
   for (const auto& c : {s.kv_clip_k, s.kv_clip_v})
     if (c && !(*c >= 0.0f && *c <= 1.0f)) throw Error("LLAMA_KV_CLIP_RATIO must be in [0, 1]");
-  return s;
+  if (!s.model_url.empty() && !s.hf_repo.empty()) throw Error("-mu and -hf name two models; give one");
+  check_chat_template_flag(s);
 }
 
 }  // namespace oscar::tools

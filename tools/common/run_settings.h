@@ -10,6 +10,7 @@
 
 #include <optional>
 
+#include "flag_table.h"
 #include "kv/kv_cache.h"
 #include "sampling/sampler.h"
 
@@ -48,7 +49,29 @@ struct RunSettings {
   std::string dump_logits;
   bool verbose = false;
   sampling::SamplerSettings sampling;
-  bool seed_given = false;  // -s/--seed: the server's requests then default to it
+  bool seed_given = false;      // --seed: requests without a seed use it
+  bool ignore_eos = false;      // --ignore-eos: the default of requests
+  bool cache_prompt = true;     // --no-cache-prompt: the default of requests
+  // The model by name: downloaded into the cache (tools/common/download.h).
+  std::string model_url;        // -mu
+  std::string hf_repo;          // -hf user/repo[:quant]
+  std::string hf_file;          // -hff
+  std::string hf_token;         // -hft / HF_TOKEN
+  bool offline = false;         // --offline: cache only, never the network
+  // Chat templates (llama-server's names).
+  std::string chat_template;         // --chat-template: a built-in name or Jinja text
+  bool jinja = true;                 // --no-jinja: only built-in templates by name
+  std::string chat_template_kwargs;  // --chat-template-kwargs: JSON object, default template variables
+  std::string reasoning = "auto";    // -rea on|off|auto
+  int reasoning_budget = -1;         // -1 unrestricted; 0: thinking off (enable_thinking=false)
+  // Constrained decoding (stored for the grammar sampler).
+  std::string grammar;          // --grammar / --grammar-file (GBNF text)
+  std::string json_schema;      // -j / -jf (JSON schema text)
+  // An informational action instead of a run: version, license,
+  // list-devices, cache-list, completion-bash ("" to run).
+  std::string action;
+  // One line per flag that was accepted but has no effect here, for the tool to log.
+  std::vector<std::string> flag_notes;
 };
 
 // Parses argv into settings. Unknown flags and bad values throw Error naming
@@ -58,8 +81,6 @@ struct ExtraFlags {
   virtual ~ExtraFlags() = default;
   virtual bool handle(const std::string& flag, const std::function<std::string()>& next) = 0;
 };
-// Environment lookup (std::getenv by default; tests pass their own).
-using EnvLookup = std::function<const char*(const char*)>;
 // The LLAMA_KV_* variables are applied first, then the flags, so a flag
 // beats a variable.
 RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra = nullptr,
@@ -80,7 +101,11 @@ kv::KvCacheConfig kv_config(const RunSettings& s, int n_seq, int n_ctx_seq);
 // the trained models/oscar-tiny by default); "" when there is none.
 std::string default_model();
 
-// The common part of --help.
+// --help of the model tools: llama.cpp's common, sampling and chat flags,
+// oscar-cli's, and the OSCAR KV flags, grouped.
 std::string common_usage();
+
+// The checks every tool runs once all flags are in; draws the seed when none was given.
+void check_run_settings(RunSettings& s);
 
 }  // namespace oscar::tools

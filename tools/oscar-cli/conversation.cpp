@@ -7,6 +7,7 @@
 
 #include "chat/chat_output_parser.h"
 #include "chat/chat_template.h"
+#include "chat_setup.h"
 #include "core/error.h"
 #include "sampling/sampler.h"
 
@@ -15,16 +16,13 @@ namespace oscar::tools {
 namespace {
 
 std::string template_source(const RunSettings& s, const tok::Tokenizer& tokenizer) {
-  if (!s.chat_template_file.empty()) {
-    std::ifstream f(s.chat_template_file, std::ios::binary);
-    require((bool)f, "--chat-template-file: cannot read '" + s.chat_template_file + "'");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  }
-  require(!tokenizer.vocab().chat_template().empty(),
-          "conversation mode: the model has no chat template (give --chat-template-file, or -no-cnv)");
-  return tokenizer.vocab().chat_template();
+  require(!tokenizer.vocab().chat_template().empty() || !s.chat_template_file.empty() || !s.chat_template.empty(),
+          "conversation mode: the model has no chat template (give --chat-template NAME or --chat-template-file, "
+          "or -no-cnv)");
+  std::vector<std::string> notes;
+  const ChosenTemplate t = choose_chat_template(s, tokenizer.vocab().chat_template(), notes);
+  for (const auto& n : notes) std::fprintf(stderr, "%s\n", n.c_str());
+  return t.source;
 }
 
 bool read_line(std::FILE* in, std::string& line) {
@@ -65,6 +63,7 @@ int run_conversation(const RunSettings& s, Engine& engine, kv::KvCache& cache, r
     chat::ChatInputs inputs;
     inputs.messages = messages;
     inputs.add_generation_prompt = true;
+    inputs.extra = default_template_kwargs(s);  // --chat-template-kwargs, --reasoning
     const std::string prompt = tmpl.apply(inputs);
     // The rendered text carries BOS itself when the template adds it.
     std::vector<tok::TokenId> toks = tokenizer.tokenize(prompt, /*add_special=*/false, /*parse_special=*/true);

@@ -18,6 +18,10 @@
 #include "core/log.h"
 #include "conversation.h"
 #include "engine.h"
+#ifdef OSCAR_CLI_DOWNLOAD
+#include "download.h"
+#include "info_actions.h"
+#endif
 #include "run_settings.h"
 #include "runtime/forward.h"
 #include "sampling/sampler.h"
@@ -64,18 +68,25 @@ class LogitsDump {
 
 int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
-      std::printf("usage: oscar-cli -m MODEL [-p PROMPT | -f FILE] [options]\n%s"
-                  "  --dump-logits FILE       write logits of every evaluated position\n"
-                  "  --verbose-prompt         print the prompt tokens\n"
-                  "  -no-cnv                  plain completion even when the model has a chat template\n",
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help" || std::string(argv[i]) == "--usage") {
+      std::printf("usage: oscar-cli [-m MODEL | -hf USER/REPO[:QUANT] | -mu URL] [-p PROMPT | -f FILE] [options]\n%s",
                   tools::common_usage().c_str());
       return 0;
     }
   tools::RunSettings s = tools::parse_run_settings(argc, argv);
+#ifdef OSCAR_CLI_DOWNLOAD
+  if (!s.action.empty()) return tools::run_info_action(s.action, "oscar-cli", tools::common_usage());
+#else
+  if (!s.action.empty()) throw Error("--" + s.action + " is not available in this build (no cpp-httplib)");
+#endif
+  const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
+#ifdef OSCAR_CLI_DOWNLOAD
+  tools::resolve_model_source(s, log);  // -hf / -mu: from the download cache
+#else
+  if (!s.hf_repo.empty() || !s.model_url.empty()) throw Error("-hf / -mu need a build with cpp-httplib");
+#endif
   if (s.model.empty()) s.model = tools::default_model();
   if (s.model.empty()) throw Error("missing -m MODEL (see --help)");
-  const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
   auto t_load = Clock::now();
   auto engine = tools::Engine::load(s, log);
   const model::Model& model = engine->model();
@@ -91,7 +102,8 @@ int run(int argc, char** argv) {
 
   // Conversation mode: asked for, or the default when the model has a chat
   // template and no prompt was given.
-  const bool has_template = !tokenizer.vocab().chat_template().empty() || !s.chat_template_file.empty();
+  const bool has_template =
+      !tokenizer.vocab().chat_template().empty() || !s.chat_template_file.empty() || !s.chat_template.empty();
   if (s.conversation || (!s.no_cnv && has_template && s.prompt.empty() && s.prompt_file.empty()))
     return tools::run_conversation(s, *engine, *cache, fwd, stdin, stdout);
 
@@ -138,7 +150,7 @@ int run(int argc, char** argv) {
     const tok::TokenId t = sampler.sample(last.data(), n_vocab);
     sampler.accept(t);
     ++n_gen;
-    if (tokenizer.vocab().is_eog(t)) break;
+    if (!s.ignore_eos && tokenizer.vocab().is_eog(t)) break;  // --ignore-eos keeps going
     std::fputs(detok.push(t).c_str(), stdout);
     std::fflush(stdout);
     if (n_gen >= limit) break;

@@ -26,35 +26,34 @@
 #include "server/scheduler.h"
 #include "server/server_context.h"
 #include "server_flags.h"
+#include "chat_setup.h"
+#include "download.h"
+#include "info_actions.h"
 #include "../common/tool_main.h"
 
 using namespace oscar;
 
 namespace {
 
-std::string read_text(const std::string& path, const char* what) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(std::string(what) + ": cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 int run(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
-      std::printf("usage: oscar-server [-m MODEL] [options]\n%s%s", tools::common_usage().c_str(),
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help" || a == "--usage") {
+      std::printf("usage: oscar-server [-m MODEL | -hf USER/REPO[:QUANT] | -mu URL] [options]\n%s",
                   tools::server_usage().c_str());
       return 0;
     }
-  tools::ServerFlags flags;
-  tools::RunSettings s = tools::parse_run_settings(argc, argv, &flags);
+  }
+  tools::ServerArgs args = tools::parse_server_args(argc, argv);
+  tools::RunSettings& s = args.run;
+  if (!s.action.empty()) return tools::run_info_action(s.action, "oscar-server", tools::server_usage());
+  server::ServerSettings ss = args.server;
+  const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
+  // -hf / -mu: the model from the download cache (fetched first unless --offline).
+  tools::resolve_model_source(s, log);
   // Without -m: the project's default model (set at build time, shared with oscar-cli).
   if (s.model.empty()) s.model = tools::default_model();
   require(!s.model.empty(), "missing -m MODEL (see --help)");
-  server::ServerSettings ss = flags.settings;
-  ss.reasoning_format = s.reasoning_format;
-  const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
 
   // Signals go to one waiting thread (sigwait), never interrupt the others.
   sigset_t stop_signals;
@@ -69,9 +68,21 @@ int run(int argc, char** argv) {
   // Without --seed, each request that sets none draws its own (llama-server's -1).
   if (!s.seed_given) defaults.sampling.seed = server::kRandomSeed;
   defaults.n_predict = s.n_predict;
+  defaults.ignore_eos = s.ignore_eos;
+  defaults.cache_prompt = s.cache_prompt;
   server::ServerContext ctx(ss, defaults);
 
-  httplib::Server svr;
+  // --ssl-key-file/--ssl-cert-file: HTTPS (Debian's cpp-httplib is built with OpenSSL).
+  std::unique_ptr<httplib::Server> server_ptr;
+  if (!ss.ssl_cert_file.empty()) {
+    auto ssl = std::make_unique<httplib::SSLServer>(ss.ssl_cert_file.c_str(), ss.ssl_key_file.c_str());
+    require(ssl->is_valid(), "--ssl-cert-file " + ss.ssl_cert_file + " / --ssl-key-file " + ss.ssl_key_file +
+                                 ": cannot load the certificate and key (PEM files expected)");
+    server_ptr = std::move(ssl);
+  } else {
+    server_ptr = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& svr = *server_ptr;
   const int n_http = ss.threads_http > 0 ? ss.threads_http : std::max(16, 4 * ss.n_parallel + 4);
   svr.new_task_queue = [n_http] { return new httplib::ThreadPool((size_t)n_http); };
   svr.set_payload_max_length(ss.max_body_bytes);
@@ -93,7 +104,8 @@ int run(int argc, char** argv) {
     svr.stop();
     http.join();
   };
-  log.info("listening on http://" + ss.host + ":" + std::to_string(port) + " (loading the model)");
+  const std::string scheme = ss.ssl_cert_file.empty() ? "http://" : "https://";
+  log.info("listening on " + scheme + ss.host + ":" + std::to_string(port) + " (loading the model)");
 
   std::unique_ptr<tools::Engine> engine;
   std::unique_ptr<kv::KvCache> cache;
@@ -128,19 +140,19 @@ int run(int argc, char** argv) {
     m->kv_cache = cache.get();
     m->kv_rotations = runtime::rotation_mode_name(engine->forward_options(s).rotations->mode);
     const tok::Vocab& vocab = engine->tokenizer().vocab();
-    if (!s.chat_template_file.empty()) m->template_source = read_text(s.chat_template_file, "--chat-template-file");
-    else if (!vocab.chat_template().empty()) m->template_source = vocab.chat_template();
-    else {
-      log.warn("the model has no chat template: chat requests use ChatML");
-      m->template_source = server::chatml_template();
-    }
+    std::vector<std::string> notes;
+    const tools::ChosenTemplate chosen = tools::choose_chat_template(s, vocab.chat_template(), notes);
+    for (const auto& n : notes) log.warn(n);
+    log.info("chat template: " + chosen.origin);
+    m->template_source = chosen.source;
     const std::string bos = vocab.bos() != tok::kNoToken ? vocab.text(vocab.bos()) : "";
     const std::string eos = vocab.eos() != tok::kNoToken ? vocab.text(vocab.eos()) : "";
     m->tmpl = std::make_unique<chat::ChatTemplate>(m->template_source, bos, eos);
-    m->output_format = chat::detect_output_format(m->template_source);
+    // --skip-chat-parsing: everything the model writes stays in the content.
+    if (!ss.skip_chat_parsing) m->output_format = chat::detect_output_format(m->template_source);
     ctx.publish(std::move(m));
     log.info("model loaded: " + std::to_string(ss.n_parallel) + " slots x " + std::to_string(n_ctx_slot) +
-             " positions; server ready on http://" + ss.host + ":" + std::to_string(port));
+             " positions; server ready on " + scheme + ss.host + ":" + std::to_string(port));
   } catch (...) {
     stop_http();
     throw;
