@@ -61,8 +61,6 @@ std::vector<FlagSpec> unsupported_server_specs() {
       no_effect(E, {"--image-max-tokens"}, "N", "LLAMA_ARG_IMAGE_MAX_TOKENS", kNoMultimodal),
       no_effect(E, {"--embd-normalize"}, "N", "", "there are no embedding endpoints"),
       no_effect(E, {"--reuse-port"}, "", "LLAMA_ARG_REUSE_PORT", "the port is bound exclusively"),
-      flag(E, {"--path"}, "PATH", "LLAMA_ARG_STATIC_PATH", "serve the files of PATH at / instead of the built-in chat page",
-           [&ss](const std::string& x) { ss.webui_path = x; }),
       no_effect(E, {"--api-prefix"}, "PREFIX", "LLAMA_ARG_API_PREFIX", "the endpoints are served at the root only"),
       no_effect(E, {"--webui-config"}, "JSON", "LLAMA_ARG_WEBUI_CONFIG", kNoUi),
       no_effect(E, {"--ui-config"}, "JSON", "LLAMA_ARG_UI_CONFIG", kNoUi),
@@ -71,10 +69,6 @@ std::vector<FlagSpec> unsupported_server_specs() {
       on_off_no_effect(E, {"--webui-mcp-proxy"}, {"--no-webui-mcp-proxy"}, "LLAMA_ARG_WEBUI_MCP_PROXY", kNoUi),
       on_off_no_effect(E, {"--ui-mcp-proxy"}, {"--no-ui-mcp-proxy"}, "LLAMA_ARG_UI_MCP_PROXY", kNoUi),
       no_effect(E, {"--tools"}, "TOOL1,TOOL2,...", "LLAMA_ARG_TOOLS", "there are no built-in agent tools"),
-      on_off(E, {"--webui"}, {"--no-webui"}, "LLAMA_ARG_WEBUI", "the chat page at / (default: on)",
-             [&ss](bool on) { ss.webui = on; }),
-      on_off(E, {"--ui"}, {"--no-ui"}, "LLAMA_ARG_UI", "the chat page at / (default: on)",
-             [&ss](bool on) { ss.webui = on; }),
       no_effect(E, {"--embedding", "--embeddings"}, "", "LLAMA_ARG_EMBEDDINGS", "there are no embedding endpoints"),
       no_effect(E, {"--rerank", "--reranking"}, "", "LLAMA_ARG_RERANKING", "there is no reranking endpoint"),
       no_effect(E, {"--cache-reuse"}, "N", "LLAMA_ARG_CACHE_REUSE",
@@ -164,6 +158,12 @@ std::vector<FlagSpec> speculative_and_preset_specs() {
 
 std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings& s) {
   std::vector<FlagSpec> v = {
+      flag(E, {"--path"}, "PATH", "LLAMA_ARG_STATIC_PATH", "serve the files of PATH at / instead of the built-in chat page",
+           [&ss](const std::string& x) { ss.webui_path = x; }),
+      on_off(E, {"--webui"}, {"--no-webui"}, "LLAMA_ARG_WEBUI", "the chat page at / (default: on)",
+             [&ss](bool on) { ss.webui = on; }),
+      on_off(E, {"--ui"}, {"--no-ui"}, "LLAMA_ARG_UI", "the chat page at / (default: on)",
+             [&ss](bool on) { ss.webui = on; }),
       flag(E, {"-cram", "--cache-ram"}, "N", "LLAMA_ARG_CACHE_RAM",
            "host-memory prompt cache limit in MiB (default: 8192, -1: no limit, 0: off); stored",
            [&ss](const std::string& x) { ss.cache_ram_mib = int_in("--cache-ram", x, -1, 1 << 30); }),
