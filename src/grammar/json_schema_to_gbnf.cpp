@@ -82,20 +82,27 @@ std::string sanitize(const std::string& s) {
   return out.empty() ? "x" : out;
 }
 
+}  // namespace
+
+namespace detail {
+
 class Converter {
  public:
-  explicit Converter(const Json& root) : root_(root) {}
-
-  std::string run() {
-    const std::string r = visit(root_, "root-value", "#");
-    rules_["root"] = r;
+  // Rules for one schema; returns the rule for its values.
+  std::string add(const Json& schema, const std::string& name) {
+    root_ = &schema;
+    refs_.clear();  // $refs are relative to each schema
+    return visit(schema, name, "#");
+  }
+  void set_rule(const std::string& name, const std::string& body) { rules_[name] = body; }
+  std::string gbnf() const {
     std::string out;
     for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
     return out;
   }
 
  private:
-  const Json& root_;
+  const Json* root_ = nullptr;
   std::map<std::string, std::string> rules_;
   std::map<std::string, std::string> refs_;  // $ref -> rule name
   int depth_ = 0;
@@ -130,9 +137,9 @@ class Converter {
   }
 
   const Json& resolve(const std::string& ref, const std::string& path) {
-    if (ref == "#") return root_;
+    if (ref == "#") return *root_;
     if (ref.rfind("#/", 0) != 0) fail(path, "only local $ref ('#/$defs/...') is supported, not '" + ref + "'");
-    const Json* cur = &root_;
+    const Json* cur = root_;
     size_t i = 2;
     while (i <= ref.size()) {
       size_t j = ref.find('/', i);
@@ -181,7 +188,7 @@ std::string Converter::visit(const Json& s, const std::string& name, const std::
     auto known = refs_.find(ref);
     if (known != refs_.end()) return known->second;
     // Name the rule before visiting, so recursive schemas refer to it.
-    const std::string rule = add_rule("ref-" + ref.substr(ref.rfind('/') + 1), gbnf_literal(ref));
+    const std::string rule = add_rule(name + "-ref-" + ref.substr(ref.rfind('/') + 1), gbnf_literal(name + ref));
     refs_[ref] = rule;
     rules_[rule] = visit(resolve(ref, path), rule + "-body", ref);
     return rule;
@@ -433,9 +440,21 @@ std::string Converter::visit_number(const Json& s, bool integer, const std::stri
   return add_rule(name, body + ") " + prim("space"));
 }
 
-}  // namespace
+}  // namespace detail
 
-std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema) { return Converter(schema).run(); }
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema) {
+  JsonGrammarBuilder b;
+  b.add_rule("root", b.add(schema, "root-value"));
+  return b.gbnf();
+}
+
+JsonGrammarBuilder::JsonGrammarBuilder() : c_(std::make_unique<detail::Converter>()) {}
+JsonGrammarBuilder::~JsonGrammarBuilder() = default;
+std::string JsonGrammarBuilder::add(const nlohmann::ordered_json& schema, const std::string& name_hint) {
+  return c_->add(schema, name_hint);
+}
+void JsonGrammarBuilder::add_rule(const std::string& name, const std::string& body) { c_->set_rule(name, body); }
+std::string JsonGrammarBuilder::gbnf() const { return c_->gbnf(); }
 
 std::string json_object_gbnf() { return json_schema_to_gbnf(nlohmann::ordered_json{{"type", "object"}}); }
 

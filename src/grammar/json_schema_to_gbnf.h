@@ -11,6 +11,7 @@
 // ignored. Anything else is an Error naming the keyword and where it is.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,26 @@
 namespace oscar::grammar {
 
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+
+namespace detail {
+class Converter;
+}
+
+// Several schemas in one grammar (e.g. one per tool), sharing the JSON
+// primitives: add() each schema, add_rule() the rules that tie them
+// together (including `root`), then gbnf().
+class JsonGrammarBuilder {
+ public:
+  JsonGrammarBuilder();
+  ~JsonGrammarBuilder();
+  // Returns the name of the rule matching the schema's JSON values.
+  std::string add(const nlohmann::ordered_json& schema, const std::string& name_hint);
+  void add_rule(const std::string& name, const std::string& body);
+  std::string gbnf() const;
+
+ private:
+  std::unique_ptr<detail::Converter> c_;
+};
 
 // Any JSON object (OpenAI's response_format {"type": "json_object"}).
 std::string json_object_gbnf();

@@ -8,6 +8,8 @@
 #include <random>
 
 #include "server/connection_probe.h"
+#include "server/grammar_request.h"
+#include "server/tool_grammar.h"
 #include "server/http_util.h"
 #include "server/response_shaper.h"
 #include "server/routes.h"
@@ -139,6 +141,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const StreamOptions so = parse_stream_options(body);
       Task task;
       task.params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed());
+      if (auto g = parse_grammar_request(body, Api::Chat, ctx.grammar_cache)) task.params.sampling.grammar = g;
       const std::string prompt = ctx.render_chat(cr);
       // The rendered text carries BOS itself when the template adds it;
       // a model that wants BOS gets one when the template did not write it
@@ -155,6 +158,11 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
         throw bad_request("'reasoning_format' must be none, deepseek or auto");
       if (reasoning == "none") fmt.reasoning.reset();
       if (!cr.parse_tool_calls) fmt.tools.reset();
+      if (auto g = tool_call_grammar(body, fmt, prompt, ctx.grammar_cache)) {
+        if (task.params.sampling.grammar && body.contains("response_format"))
+          throw bad_request("a forced tool call ('tool_choice') cannot be combined with 'response_format'");
+        task.params.sampling.grammar = g;
+      }
       ShaperInfo info{random_id("chatcmpl-"), ctx.alias(), std::time(nullptr), so.include_usage,
                       task.params.logprobs, task.params.n_probs};
       serve_task(ctx, req, res, std::move(task), make_chat_shaper(info, fmt, prompt), so.stream);
@@ -169,6 +177,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const StreamOptions so = parse_stream_options(body);
       Task task;
       task.params = parse_gen_params(body, ctx.defaults(), Api::Completions, random_seed());
+      if (auto g = parse_grammar_request(body, Api::Completions, ctx.grammar_cache)) task.params.sampling.grammar = g;
       const PromptInput in = parse_prompt(body, ctx.model().n_vocab);
       task.prompt = in.is_tokens ? in.tokens : ctx.tokenize_prompt(in.text, /*add_special=*/true);
       if (task.prompt.empty()) throw bad_request("the prompt is empty");
@@ -187,6 +196,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const bool stream = get_bool(body, "stream", false);
       Task task;
       task.params = parse_gen_params(body, ctx.defaults(), Api::Native, random_seed());
+      if (auto g = parse_grammar_request(body, Api::Native, ctx.grammar_cache)) task.params.sampling.grammar = g;
       if (body.contains("id_slot") && !body["id_slot"].is_null()) {
         if (!body["id_slot"].is_number_integer()) throw bad_request("'id_slot' must be an integer");
         const long long id = body["id_slot"].get<long long>();

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "grammar/token_trie.h"
 #include "core/log.h"
 #include "kv/kv_cache.h"
 #include "runtime/forward.h"
@@ -83,8 +84,12 @@ class Scheduler {
   void on_logits(Slot& s, const float* logits);
   void finish(Slot& s, FinishReason reason);
   void publish();
+  // The vocabulary's token bytes for grammar-constrained sampling, built on
+  // first use (scheduler thread only).
+  std::shared_ptr<const grammar::TokenTrie> grammar_vocab();
 
   const tok::Tokenizer& tok_;
+  std::shared_ptr<const grammar::TokenTrie> grammar_vocab_;
   kv::KvCache& cache_;
   runtime::Forward& fwd_;
   SchedulerConfig cfg_;
