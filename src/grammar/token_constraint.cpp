@@ -49,6 +49,15 @@ void TokenConstraint::walk(uint32_t node, size_t depth, std::vector<uint64_t>& m
   }
 }
 
+void TokenConstraint::compute_mask(std::vector<uint64_t>& mask) {
+  mask.assign((vocab_->n_vocab() + 63) / 64, 0);
+  if (depth_.empty()) depth_.resize(1);
+  depth_[0] = matcher_.state();
+  walk(0, 0, mask);
+  if (matcher_.complete())
+    for (int32_t id : vocab_->eog()) mask[(size_t)id >> 6] |= 1ull << (id & 63);
+}
+
 const std::vector<uint64_t>& TokenConstraint::allowed_mask() {
   std::string key = state_key();
   auto it = masks_.find(key);
@@ -56,12 +65,8 @@ const std::vector<uint64_t>& TokenConstraint::allowed_mask() {
     lru_.splice(lru_.begin(), lru_, it->second);
     return it->second->second;
   }
-  std::vector<uint64_t> mask((vocab_->n_vocab() + 63) / 64, 0);
-  if (depth_.empty()) depth_.resize(1);
-  depth_[0] = matcher_.state();
-  walk(0, 0, mask);
-  if (matcher_.complete())
-    for (int32_t id : vocab_->eog()) mask[(size_t)id >> 6] |= 1ull << (id & 63);
+  std::vector<uint64_t> mask;
+  compute_mask(mask);
   if (lru_.size() >= kMaxMasks) {
     masks_.erase(lru_.back().first);
     lru_.pop_back();

@@ -30,6 +30,8 @@ class TokenConstraint {
   bool allows(int32_t id);
   // Bit i set when token i is allowed (n_vocab bits).
   const std::vector<uint64_t>& allowed_mask();
+  // The mask computed afresh (no cache), into `mask` (n_vocab bits).
+  void compute_mask(std::vector<uint64_t>& mask);
   // Advances with a chosen token; throws Error when it is not allowed.
   void accept(int32_t id);
 
