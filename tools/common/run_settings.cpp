@@ -63,6 +63,8 @@ std::string common_usage() {
          "                           template and no -p/-f is given)\n"
          "  -sys, --system-prompt S  system message of the conversation\n"
          "  --chat-template-file F   Jinja chat template instead of the model's\n"
+         "  --grammar G, --grammar-file F        constrain the output to a GBNF grammar\n"
+         "  -j, --json-schema S, -jf, --json-schema-file F  constrain the output to a JSON Schema\n"
          "  --reasoning-format none|deepseek  show thinking separately (deepseek) or raw (none)\n" +
          kv_usage();
 }
@@ -189,6 +191,10 @@ RunSettings parse_run_settings(int argc, char** argv, ExtraFlags* extra, const E
     else if (f == "-sys" || f == "--system-prompt") s.system_prompt = next();
     else if (f == "--dump-logits") s.dump_logits = next();
     else if (f == "--chat-template-file") s.chat_template_file = next();
+    else if (f == "--grammar") s.grammar = next();
+    else if (f == "--grammar-file") s.grammar = read_file(next());
+    else if (f == "-j" || f == "--json-schema") s.json_schema = next();
+    else if (f == "-jf" || f == "--json-schema-file") s.json_schema = read_file(next());
     else if (f == "--jinja") continue;  // always on: templates are rendered with our Jinja engine
     else if (f == "--reasoning-format") {
       s.reasoning_format = next();

@@ -47,6 +47,8 @@ struct RunSettings {
   std::string reasoning_format = "deepseek";  // none | deepseek
   std::string dump_logits;
   bool verbose = false;
+  std::string grammar;      // GBNF text (--grammar, --grammar-file)
+  std::string json_schema;  // JSON Schema text (--json-schema, --json-schema-file)
   sampling::SamplerSettings sampling;
 };
 

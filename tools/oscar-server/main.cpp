@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "engine.h"
+#include "grammar/grammar_flags.h"
 #include "run_settings.h"
 #include "server/routes.h"
 #include "server/scheduler.h"
@@ -66,6 +67,7 @@ int run(int argc, char** argv) {
 
   server::GenParams defaults;
   defaults.sampling = s.sampling;
+  defaults.sampling.grammar = grammar::grammar_from_flags(s.grammar, s.json_schema);  // for requests with none
   defaults.n_predict = s.n_predict;
   server::ServerContext ctx(ss, defaults);
 
