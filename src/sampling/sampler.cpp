@@ -84,10 +84,13 @@ bool Sampler::restrict_to_grammar() {
     }
   }
   const std::vector<uint64_t>& mask = constraint_->allowed_mask();
+  // Rows may be padded beyond the tokenizer's vocabulary: those ids have no
+  // text and are never allowed.
+  const size_t n_known = constraint_->vocab().n_vocab();
   size_t n = 0;
   for (const Candidate& c : cand_) {
     const size_t id = (size_t)c.id;
-    if ((mask[id >> 6] >> (id & 63) & 1) && !(std::isinf(c.logit) && c.logit < 0)) cand_[n++] = c;
+    if (id < n_known && (mask[id >> 6] >> (id & 63) & 1) && !(std::isinf(c.logit) && c.logit < 0)) cand_[n++] = c;
   }
   cand_.resize(n);
   return n > 0;
@@ -100,7 +103,6 @@ int32_t Sampler::sample(const float* logits, int n_vocab) {
     if (id >= 0 && id < n_vocab) cand_[(size_t)id].logit += bias;
   apply_penalties();
   if (constraint_) {
-    require((size_t)n_vocab <= constraint_->vocab().n_vocab(), "grammar vocabulary is smaller than the logits row");
     sampled_ = true;
     if (!restrict_to_grammar()) {
       // Nothing can continue the output (a grammar the vocabulary cannot

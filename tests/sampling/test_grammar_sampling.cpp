@@ -140,6 +140,23 @@ TEST(GrammarSampling, NoAllowedTokenEndsGeneration) {
   EXPECT_EQ(smp.sample(l.data(), (int)l.size()), kEos);
 }
 
+TEST(GrammarSampling, LogitRowsPaddedBeyondTheVocabularyNeverPickPadding) {
+  // Models often pad the output row past the tokenizer's tokens.
+  auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf("root ::= [abc]+"));
+  const auto vocab = make_vocab(60, 5);
+  for (int top_k : {0, 40}) {
+    SamplerSettings s;
+    s.grammar = g;
+    s.top_k = top_k;
+    Sampler smp(s, trie(vocab));
+    std::vector<float> l(vocab.size() + 100, 0.0f);
+    for (size_t i = vocab.size(); i < l.size(); ++i) l[i] = 50.0f;  // padding wins without the grammar
+    const int32_t t = smp.sample(l.data(), (int)l.size());
+    ASSERT_LT((size_t)t, vocab.size());
+    EXPECT_EQ(vocab[(size_t)t].find_first_not_of("abc"), std::string::npos) << vocab[(size_t)t];
+  }
+}
+
 TEST(GrammarSampling, GrammarWithoutVocabularyIsAnError) {
   SamplerSettings s;
   s.grammar = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf("root ::= \"q\""));
