@@ -16,6 +16,7 @@ constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
 // repetition {m,n} is expanded into copies, so both are checked.
 constexpr uint64_t kMaxRepeat = 10000;
 constexpr size_t kMaxElements = 4u << 20;
+constexpr int kMaxNesting = 500;
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
@@ -47,6 +48,7 @@ class Parser {
   std::vector<size_t> first_ref_;  // byte offset of a rule's first reference
   std::vector<CharClass> classes_;
   size_t n_elements_ = 0;
+  int depth_ = 0;  // open groups (the parser recurses into each)
 
   bool eof() const { return pos_ >= s_.size(); }
   char peek() const { return eof() ? '\0' : s_[pos_]; }
@@ -225,11 +227,13 @@ class Parser {
         seq.push_back({ElemKind::Char, add_class({{}, true})});
         count(1);
       } else if (c == '(') {
+        if (++depth_ > kMaxNesting) fail("groups nested too deeply");
         pos_++;
         skip_space(true);
         Alternatives alts = parse_alternates(rule, true);
         if (peek() != ')') fail("expected ')'");
         pos_++;
+        depth_--;
         last = seq.size();
         seq.push_back({ElemKind::Rule, new_rule(rule, std::move(alts))});
         count(1);

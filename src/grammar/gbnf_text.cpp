@@ -148,6 +148,7 @@ class RegexConverter {
   std::string_view p_;
   const std::string& char_rule_;
   size_t i_ = 0;
+  int depth_ = 0;
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error("unsupported regex in 'pattern' at offset " + std::to_string(i_) + ": " + what);
@@ -219,6 +220,7 @@ class RegexConverter {
   std::string atom() {
     const char c = p_[i_];
     if (c == '(') {
+      if (++depth_ > 200) fail("groups nested too deeply");
       i_++;
       if (!eof() && p_[i_] == '?') {
         if (i_ + 1 < p_.size() && p_[i_ + 1] == ':') i_ += 2;
@@ -227,6 +229,7 @@ class RegexConverter {
       std::string inner = alternation();
       if (eof() || p_[i_] != ')') fail("missing ')'");
       i_++;
+      depth_--;
       return "(" + inner + ")";
     }
     if (c == '[') return char_class();

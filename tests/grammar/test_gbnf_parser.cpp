@@ -94,6 +94,8 @@ TEST(GbnfParser, RejectsUnusableGrammars) {
                0, 0, "left recursion");
   expect_error("root ::= \"a\"{1000000}", 1, 14, "too large");
   expect_error("root ::= \"\xFF\"", 1, 11, "invalid UTF-8");
+  // Deep nesting is refused, not a stack overflow.
+  expect_error("root ::= " + std::string(100000, '('), 1, 510, "nested too deeply");
 }
 
 TEST(GbnfParser, RepeatingSomethingThatCanBeEmptyIsNotLeftRecursion) {
