@@ -78,14 +78,18 @@ const std::vector<uint32_t>& Matcher::successors(uint32_t s) {
 
 void Matcher::advance_cp(const std::vector<uint32_t>& in, uint32_t cp, std::vector<uint32_t>& out) {
   out.clear();
+  int matched = 0;
   for (uint32_t s : in) {
     if (s == 0) continue;
     const Element e = g_->elems[nodes_[s].pos];
     if (!g_->classes[e.value].matches(cp)) continue;
     const std::vector<uint32_t>& next = successors(s);
     out.insert(out.end(), next.begin(), next.end());
+    matched++;
   }
-  if (out.size() > 1) sort_unique(out);
+  // One stack's successors are already sorted and distinct (the common
+  // case, e.g. a character inside a string); only a union needs sorting.
+  if (matched > 1) sort_unique(out);
 }
 
 bool Matcher::viable_partial(const MatchState& s) const {
