@@ -10,7 +10,7 @@ PKGS=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev openssl
   libeigen3-dev libzip-dev libcli11-dev
-  python3 python3-numpy python3-jinja2 python3-torch
+  python3 python3-numpy python3-jinja2 python3-torch python3-jsonschema
   haproxy lua5.3 curl
   chromium
 )

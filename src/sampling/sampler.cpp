@@ -20,14 +20,25 @@ void softmax_sorted(std::vector<Candidate>& c) {
   for (auto& x : c) x.p = (float)(x.p / sum);
 }
 
-Sampler::Sampler(const SamplerSettings& s) : s_(s), rng_(s.seed) {}
+Sampler::Sampler(const SamplerSettings& s, std::shared_ptr<const grammar::TokenTrie> vocab)
+    : s_(s), vocab_(std::move(vocab)), rng_(s.seed) {
+  if (s_.grammar) {
+    require(vocab_ != nullptr, "a grammar-constrained sampler needs the model's vocabulary");
+    constraint_ = std::make_unique<grammar::TokenConstraint>(s_.grammar, vocab_);
+  }
+}
 
 void Sampler::reset() {
   history_.clear();
   rng_.seed(s_.seed);
+  sampled_ = false;
+  if (s_.grammar) constraint_ = std::make_unique<grammar::TokenConstraint>(s_.grammar, vocab_);
 }
 
 void Sampler::accept(int32_t token) {
+  // A token the grammar does not allow can only be the end-of-generation
+  // fallback of sample(); generation stops there, so it is not an error.
+  if (constraint_ && sampled_ && constraint_->allows(token)) constraint_->accept(token);
   history_.push_back(token);
   const size_t keep = s_.penalty_last_n < 0 ? SIZE_MAX : (size_t)std::max(s_.penalty_last_n, 0);
   while (history_.size() > keep) history_.pop_front();
@@ -49,22 +60,65 @@ void Sampler::apply_penalties() {
   }
 }
 
+namespace {
+bool by_logit(const Candidate& a, const Candidate& b) {
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+}  // namespace
+
+bool Sampler::restrict_to_grammar() {
+  // The chain after the grammar keeps at most `want` tokens (top-k, or one
+  // when greedy), the best allowed ones. Checking candidates best-first one
+  // token at a time usually finds them among the first few, which is much
+  // cheaper than the whole-vocabulary mask and gives the same result.
+  const size_t want = s_.temperature <= 0.0f ? 1 : (s_.top_k > 0 ? (size_t)s_.top_k : 0);
+  if (want > 0) {
+    const size_t probe = std::min(cand_.size(), std::max<size_t>(64, want * 4));
+    std::partial_sort(cand_.begin(), cand_.begin() + (long)probe, cand_.end(), by_logit);
+    std::vector<Candidate> kept;
+    for (size_t i = 0; i < probe && kept.size() < want; ++i)
+      if (!std::isinf(cand_[i].logit) && constraint_->allows(cand_[i].id)) kept.push_back(cand_[i]);
+    if (kept.size() == want) {
+      cand_ = std::move(kept);
+      return true;
+    }
+  }
+  const std::vector<uint64_t>& mask = constraint_->allowed_mask();
+  // Rows may be padded beyond the tokenizer's vocabulary: those ids have no
+  // text and are never allowed.
+  const size_t n_known = constraint_->vocab().n_vocab();
+  size_t n = 0;
+  for (const Candidate& c : cand_) {
+    const size_t id = (size_t)c.id;
+    if (id < n_known && (mask[id >> 6] >> (id & 63) & 1) && !(std::isinf(c.logit) && c.logit < 0)) cand_[n++] = c;
+  }
+  cand_.resize(n);
+  return n > 0;
+}
+
 int32_t Sampler::sample(const float* logits, int n_vocab) {
   cand_.resize((size_t)n_vocab);
   for (int i = 0; i < n_vocab; ++i) cand_[(size_t)i] = {i, logits[i], 0.0f};
   for (const auto& [id, bias] : s_.logit_bias)
     if (id >= 0 && id < n_vocab) cand_[(size_t)id].logit += bias;
   apply_penalties();
+  if (constraint_) {
+    sampled_ = true;
+    if (!restrict_to_grammar()) {
+      // Nothing can continue the output (a grammar the vocabulary cannot
+      // spell): end the generation rather than break the grammar.
+      const auto& eog = constraint_->vocab().eog();
+      cand_.clear();
+      return eog.empty() ? 0 : eog[0];
+    }
+  }
 
   if (s_.temperature <= 0.0f) {
     softmax_sorted(cand_);
     return cand_[0].id;
   }
-  if (s_.top_k > 0 && s_.top_k < n_vocab) {
-    std::partial_sort(cand_.begin(), cand_.begin() + s_.top_k, cand_.end(),
-                      [](const Candidate& a, const Candidate& b) {
-                        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-                      });
+  if (s_.top_k > 0 && (size_t)s_.top_k < cand_.size()) {
+    std::partial_sort(cand_.begin(), cand_.begin() + s_.top_k, cand_.end(), by_logit);
     cand_.resize((size_t)s_.top_k);
   }
   softmax_sorted(cand_);

@@ -2,13 +2,23 @@
 //   logit bias -> penalties -> top-k -> typical-p -> top-p -> min-p ->
 //   temperature -> draw (or greedy when temperature <= 0).
 // Deterministic: identical seed, settings and logits give identical tokens.
+//
+// With a grammar, tokens the grammar rejects are removed first (before the
+// bias, penalties and truncations see them), and the grammar advances with
+// each token accept()ed after a sample(). When the grammar is complete only
+// end-of-generation tokens remain, so generation ends there.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <random>
 #include <utility>
 #include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/token_constraint.h"
+#include "grammar/token_trie.h"
 
 namespace oscar::sampling {
 
@@ -24,6 +34,8 @@ struct SamplerSettings {
   int penalty_last_n = 64;   // window of recent tokens the penalties see; -1: whole history
   std::vector<std::pair<int32_t, float>> logit_bias;  // added to the logit; -inf bans
   uint64_t seed = 0xFFFFFFFF;  // llama.cpp's "random" default is resolved by the caller
+  // Output must match this grammar (GBNF or JSON Schema, compiled); null: free.
+  std::shared_ptr<const grammar::Grammar> grammar;
 };
 
 struct Candidate {
@@ -34,14 +46,20 @@ struct Candidate {
 
 class Sampler {
  public:
-  explicit Sampler(const SamplerSettings& s);
+  // `vocab` (the model's token bytes) is required when s.grammar is set.
+  explicit Sampler(const SamplerSettings& s, std::shared_ptr<const grammar::TokenTrie> vocab = nullptr);
 
-  // Picks the next token from a row of n_vocab logits.
+  // Picks the next token from a row of n_vocab logits. Under a grammar that
+  // allows no token at all, returns an end-of-generation token.
   int32_t sample(const float* logits, int n_vocab);
   // Records a token as part of the history the penalties look at (prompt
-  // tokens and generated ones alike).
+  // tokens and generated ones alike). Tokens accepted after the first
+  // sample() are the output and also advance the grammar.
   void accept(int32_t token);
-  void reset();  // forget history, re-seed
+  void reset();  // forget history, re-seed, restart the grammar
+
+  // The grammar has matched a complete sentence (true when there is none).
+  bool grammar_complete() const { return !constraint_ || constraint_->complete(); }
 
   // The candidates (id, logit, probability) left after the last sample(),
   // sorted by probability; used for logprobs.
@@ -49,7 +67,12 @@ class Sampler {
 
  private:
   void apply_penalties();
+  // Keeps only the candidates the grammar allows; false when none is.
+  bool restrict_to_grammar();
   SamplerSettings s_;
+  std::shared_ptr<const grammar::TokenTrie> vocab_;
+  std::unique_ptr<grammar::TokenConstraint> constraint_;
+  bool sampled_ = false;
   std::mt19937_64 rng_;
   std::deque<int32_t> history_;
   std::vector<Candidate> cand_;

@@ -10,6 +10,8 @@
 #include "server/build_info.h"
 #include "server/chat_continuation.h"
 #include "server/connection_probe.h"
+#include "server/grammar_request.h"
+#include "server/tool_grammar.h"
 #include "server/http_util.h"
 #include "server/response_shaper.h"
 #include "server/routes.h"
@@ -218,7 +220,8 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
       const ChatRequest cr = parse_chat_request(body);
       const StreamOptions so = parse_stream_options(body);
       const int n_slots = ctx.model().scheduler->config().n_slots;
-      const GenParams params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed(), vocab_access(ctx));
+      GenParams params = parse_gen_params(body, ctx.defaults(), Api::Chat, random_seed(), vocab_access(ctx));
+      if (auto g = parse_grammar_request(body, Api::Chat, ctx.grammar_cache)) params.sampling.grammar = g;
       const int n = parse_n_choices(body, n_slots);
       const int id_slot = parse_id_slot(body, n_slots);
       const std::string prompt = chat_prompt(cr, [&](const ChatRequest& r) { return ctx.render_chat(r); });
@@ -237,6 +240,11 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
         throw bad_request("'reasoning_format' must be none, deepseek or auto");
       if (reasoning == "none") fmt.reasoning.reset();
       if (!cr.parse_tool_calls) fmt.tools.reset();
+      if (auto g = tool_call_grammar(body, fmt, prompt, ctx.grammar_cache)) {
+        if (params.sampling.grammar && body.contains("response_format"))
+          throw bad_request("a forced tool call ('tool_choice') cannot be combined with 'response_format'");
+        params.sampling.grammar = g;
+      }
       std::vector<Task> tasks = make_tasks({tokens}, params, n, id_slot);
       ShaperInfo info = shaper_info(ctx, "chatcmpl-", params, so.include_usage);
       auto shaper = shaper_for(tasks, MergeKind::OpenAiChoices, so.include_usage, n, [&](const Task& t, bool usage) {
@@ -258,8 +266,9 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
         const Json body = parse_body(req.body);
         const StreamOptions so = parse_stream_options(body);
         const int n_slots = ctx.model().scheduler->config().n_slots;
-        const GenParams params = parse_gen_params(body, ctx.defaults(), native ? Api::Native : Api::Completions,
-                                                  random_seed(), vocab_access(ctx));
+        const Api api = native ? Api::Native : Api::Completions;
+        GenParams params = parse_gen_params(body, ctx.defaults(), api, random_seed(), vocab_access(ctx));
+        if (auto g = parse_grammar_request(body, api, ctx.grammar_cache)) params.sampling.grammar = g;
         const int n = parse_n_choices(body, n_slots);
         const int id_slot = parse_id_slot(body, n_slots);
         const std::vector<std::string> fields = native ? parse_response_fields(body) : std::vector<std::string>{};

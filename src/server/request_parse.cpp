@@ -364,7 +364,7 @@ ChatRequest parse_chat_request(const Json& body) {
     const std::string type = get_string(*rf, "type", "text");
     if (type != "text" && type != "json_object" && type != "json_schema")
       throw bad_request("'response_format.type' must be text, json_object or json_schema");
-    // json_object / json_schema are accepted without constraining decoding (not implemented yet).
+    // json_object / json_schema constrain decoding (server/grammar_request.cpp).
   }
   r.add_generation_prompt = get_bool(body, "add_generation_prompt", true);
   parse_continuation(body, r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "grammar/vocab_bytes.h"
 #include "server/api_error.h"
 #include "server/logprobs.h"
 #include "server/prefix_reuse.h"
@@ -21,7 +22,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 // vocabularies.
 bool plain_greedy(const sampling::SamplerSettings& s) {
   return s.temperature <= 0.0f && s.logit_bias.empty() && s.repeat_penalty == 1.0f && s.frequency_penalty == 0.0f &&
-         s.presence_penalty == 0.0f;
+         s.presence_penalty == 0.0f && !s.grammar;
 }
 
 int32_t argmax(const float* x, int n) {
@@ -199,7 +200,8 @@ void Scheduler::assign_queued() {
     s.generating = false;
     s.pending = -1;
     s.n_gen = 0;
-    s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling);
+    s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling,
+                                                    s.task.params.sampling.grammar ? grammar_vocab() : nullptr);
     s.detok = std::make_unique<tok::StreamDetokenizer>(tok_);
     // Generated text continues the prompt: prime the detokenizer with the
     // prompt's last visible token so the first generated piece keeps its
@@ -216,6 +218,11 @@ void Scheduler::assign_queued() {
     report_progress(s, s.t_start);  // the first (0%) report tells a client its prompt has started
   }
   stats_.queue_depth = (int)queue_.size();
+}
+
+std::shared_ptr<const grammar::TokenTrie> Scheduler::grammar_vocab() {
+  if (!grammar_vocab_) grammar_vocab_ = grammar::make_token_trie(tok_);
+  return grammar_vocab_;
 }
 
 bool Scheduler::step() {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "grammar/token_trie.h"
 #include "core/log.h"
 #include "kv/kv_cache.h"
 #include "runtime/forward.h"
@@ -86,8 +87,12 @@ class Scheduler {
   Timings timings_of(const Slot& s, bool started, std::chrono::steady_clock::time_point now) const;
   void report_progress(Slot& s, std::chrono::steady_clock::time_point now);  // when the task asked for it
   void publish();
+  // The vocabulary's token bytes for grammar-constrained sampling, built on
+  // first use (scheduler thread only).
+  std::shared_ptr<const grammar::TokenTrie> grammar_vocab();
 
   const tok::Tokenizer& tok_;
+  std::shared_ptr<const grammar::TokenTrie> grammar_vocab_;
   kv::KvCache& cache_;
   runtime::Forward& fwd_;
   SchedulerConfig cfg_;

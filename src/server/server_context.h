@@ -12,6 +12,7 @@
 
 #include "chat/chat_output_parser.h"
 #include "chat/chat_template.h"
+#include "grammar/grammar_cache.h"
 #include "server/metrics.h"
 #include "server/request_parse.h"
 #include "server/scheduler.h"
@@ -58,6 +59,7 @@ class ServerContext {
 
   HttpCounters counters;
   std::atomic<int> in_flight{0};  // generation handlers running
+  grammar::GrammarCache grammar_cache;  // compiled request grammars/schemas, shared across requests
 
   // Chat request -> rendered prompt (template errors become 400s).
   std::string render_chat(const ChatRequest& r) const;

@@ -64,7 +64,7 @@ struct RunSettings {
   std::string chat_template_kwargs;  // --chat-template-kwargs: JSON object, default template variables
   std::string reasoning = "auto";    // -rea on|off|auto
   int reasoning_budget = -1;         // -1 unrestricted; 0: thinking off (enable_thinking=false)
-  // Constrained decoding (stored for the grammar sampler).
+  // Constrained decoding (src/grammar): the server's default for requests, oscar-cli's -p runs.
   std::string grammar;          // --grammar / --grammar-file (GBNF text)
   std::string json_schema;      // -j / -jf (JSON schema text)
   // An informational action instead of a run: version, license,

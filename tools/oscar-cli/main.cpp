@@ -22,6 +22,8 @@
 #include "download.h"
 #include "info_actions.h"
 #endif
+#include "grammar/grammar_flags.h"
+#include "grammar/vocab_bytes.h"
 #include "run_settings.h"
 #include "runtime/forward.h"
 #include "sampling/sampler.h"
@@ -96,7 +98,6 @@ int run(int argc, char** argv) {
   const int n_ctx = engine->context_size(s);
   auto cache = engine->make_cache(s, 1, n_ctx);
   runtime::Forward fwd(model, *cache, engine->pool(), engine->forward_options(s));
-  sampling::Sampler sampler(s.sampling);
   LogitsDump dump(s.dump_logits);
   const int n_vocab = model.config().n_vocab;
 
@@ -105,7 +106,13 @@ int run(int argc, char** argv) {
   const bool has_template =
       !tokenizer.vocab().chat_template().empty() || !s.chat_template_file.empty() || !s.chat_template.empty();
   if (s.conversation || (!s.no_cnv && has_template && s.prompt.empty() && s.prompt_file.empty()))
+  {
+    require(s.grammar.empty() && s.json_schema.empty(),
+            "--grammar / --json-schema constrain one completion (-p or -f); add -no-cnv to use them");
     return tools::run_conversation(s, *engine, *cache, fwd, stdin, stdout);
+  }
+  s.sampling.grammar = grammar::grammar_from_flags(s.grammar, s.json_schema);
+  sampling::Sampler sampler(s.sampling, s.sampling.grammar ? grammar::make_token_trie(tokenizer) : nullptr);
 
   std::vector<tok::TokenId> prompt = tokenizer.tokenize(s.prompt, /*add_special=*/true, /*parse_special=*/true);
   if (prompt.empty()) {

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "engine.h"
+#include "grammar/grammar_flags.h"
 #include "run_settings.h"
 #include "server/routes.h"
 #include "server/scheduler.h"
@@ -67,6 +68,7 @@ int run(int argc, char** argv) {
   defaults.sampling = s.sampling;
   // Without --seed, each request that sets none draws its own (llama-server's -1).
   if (!s.seed_given) defaults.sampling.seed = server::kRandomSeed;
+  defaults.sampling.grammar = grammar::grammar_from_flags(s.grammar, s.json_schema);  // for requests with none
   defaults.n_predict = s.n_predict;
   defaults.ignore_eos = s.ignore_eos;
   defaults.cache_prompt = s.cache_prompt;
