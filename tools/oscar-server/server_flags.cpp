@@ -1,6 +1,8 @@
 #include "server_flags.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -30,6 +32,26 @@ void add_keys(std::vector<std::string>& keys, const std::string& list) {
   }
 }
 
+// "8GiB", "512MiB", "64M" (binary), "2GB" (decimal), or plain bytes.
+size_t to_bytes(const std::string& flag, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  std::string unit(end ? end : "");
+  for (char& c : unit) c = (char)std::tolower((unsigned char)c);
+  double scale = -1;
+  const char* units[] = {"", "k", "m", "g", "t"};
+  for (int i = 0; i < 5; ++i) {
+    const std::string u = units[i];
+    const double bin = std::pow(1024.0, i), dec = std::pow(1000.0, i);
+    if (unit == u || unit == u + "ib" || (i == 0 && unit == "b")) scale = bin;
+    else if (i > 0 && unit == u + "b") scale = dec;
+  }
+  if (v.empty() || end == v.c_str() || errno || scale < 0 || !(x > 0) || x * scale > 1e15)
+    throw Error(flag + ": expected a size such as 8GiB or 512MiB, got '" + v + "'");
+  return (size_t)(x * scale);
+}
+
 }  // namespace
 
 bool ServerFlags::handle(const std::string& f, const std::function<std::string()>& next) {
@@ -37,6 +59,9 @@ bool ServerFlags::handle(const std::string& f, const std::function<std::string()
   if (f == "--host") s.host = next();
   else if (f == "--port") s.port = to_int(f, next(), 0, 65535);
   else if (f == "-np" || f == "--parallel") s.n_parallel = to_int(f, next(), 1, 256);
+  else if (f == "-kvu" || f == "--kv-unified") s.kv_unified = true;
+  else if (f == "-no-kvu" || f == "--no-kv-unified") s.kv_unified = false;
+  else if (f == "--kv-memory") s.kv_memory_bytes = to_bytes(f, next());
   else if (f == "--api-key") add_keys(s.api_keys, next());
   else if (f == "--api-key-file") {
     const std::string path = next();
@@ -66,7 +91,11 @@ std::string server_usage() {
   return "server:\n"
          "  --host HOST              listen address (default 127.0.0.1)\n"
          "  --port N                 listen port (default 8080; 0: any free port, printed at start)\n"
-         "  -np, --parallel N        slots decoding together (default 4); -c is divided among them\n"
+         "  -np, --parallel N        slots decoding together (default 4)\n"
+         "  -kvu, --kv-unified       one KV pool of -c positions shared by all slots; any one conversation\n"
+         "                           may grow to min(model context, -c) (default)\n"
+         "  -no-kvu, --no-kv-unified each slot gets -c / -np positions of its own\n"
+         "  --kv-memory SIZE         size the KV pool by memory (e.g. 8GiB, 512MiB) instead of by -c\n"
          "  --api-key KEY[,KEY]      require a key (Authorization: Bearer KEY) on every endpoint but /health\n"
          "  --api-key-file FILE      keys, one per line\n"
          "  -to, --timeout N         socket read/write timeout in seconds (default 600)\n"
