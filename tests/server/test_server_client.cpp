@@ -32,9 +32,11 @@ TempDir* ServerClient::dir_ = nullptr;
 
 TEST_F(ServerClient, OpenAiApiSurface) {
   ServerProcess srv;
-  // 4 slots of 2048 positions: long enough that cancelled generations are still running when cut.
+  // 4 slots of 2048 positions each (split: the model's context is 512): long
+  // enough that cancelled generations are still running when cut.
   const std::string err = srv.start(kBin + "/oscar-server",
-                                    {"-m", model(), "-c", "8192", "-np", "4", "-t", "2", "--metrics"},
+                                    {"-m", model(), "-c", "8192", "-np", "4", "-t", "2", "--metrics",
+                                     "--no-kv-unified"},
                                     dir_->file("api.log"));
   ASSERT_EQ(err, "");
   const auto [rc, out] = run_node("api.test.mjs", srv, 4, 2048);
@@ -82,6 +84,26 @@ TEST_F(ServerClient, Q2CacheWithOscarEnvironment) {
   const auto [rc, out] = run_node("q2.test.mjs", srv, 4, 512);
   EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
   EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// The unified KV pool as the seeds' command uses it (-c, no -np): a model
+// with a 4096-position context, -c 2048 over the default 4 slots; then the
+// same with --no-kv-unified (2048 / 4 per slot).
+TEST_F(ServerClient, UnifiedKvPoolAndSplit) {
+  const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --ctx 4096 -o " + dir_->file("ctx4k.gguf"));
+  ASSERT_EQ(r.first, 0) << r.second;
+  for (bool split : {false, true}) {
+    ServerProcess srv;
+    std::vector<std::string> args = {"-m", dir_->file("ctx4k.gguf"), "-c", "2048", "-t", "2", "--cache-type-k", "q2_0",
+                                     "--cache-type-v", "q2_0"};
+    if (split) args.push_back("--no-kv-unified");
+    const std::string err = srv.start(kBin + "/oscar-server", args, dir_->file(split ? "split.log" : "pool.log"));
+    ASSERT_EQ(err, "");
+    if (!split) EXPECT_NE(srv.log().find("as q2_0"), std::string::npos) << srv.log();  // the pool's capacity line
+    const auto [rc, out] = run_node("kv_pool.test.mjs", srv, 4, split ? 512 : 2048, split ? "OSCAR_SPLIT=1" : "");
+    EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+    EXPECT_EQ(srv.stop(), 0) << srv.log();
+  }
 }
 
 TEST_F(ServerClient, SigtermFinishesRunningStreamsThenExits) {
