@@ -49,6 +49,7 @@ std::pair<int, int> kv_layout(const tools::Engine& engine, const tools::RunSetti
                               const server::ServerSettings& ss) {
   const int n_ctx = engine.context_size(s);
   if (!ss.kv_unified) {
+    require(ss.kv_memory_bytes == 0, "--kv-memory sizes the shared KV pool; it does not apply with --no-kv-unified");
     const int n_ctx_slot = n_ctx / ss.n_parallel;
     require(n_ctx_slot >= 8, "-c " + std::to_string(n_ctx) + " leaves " + std::to_string(n_ctx_slot) +
                                  " positions per slot for -np " + std::to_string(ss.n_parallel) + "; raise -c");
