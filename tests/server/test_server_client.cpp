@@ -126,6 +126,23 @@ TEST_F(ServerClient, SigtermFinishesRunningStreamsThenExits) {
   EXPECT_EQ(srv.wait_exit(15000), 0) << srv.log();
 }
 
+// --kv-memory sizes the pool: the tiny model's f16 K and V cost 512 bytes a
+// position (2 layers x 2 x 2 heads x 32 x 2 bytes), so 1 MiB holds 2048;
+// a size that is not one, or one with --no-kv-unified, is refused by name.
+TEST_F(ServerClient, KvMemorySizesThePool) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "--kv-memory", "1MiB", "-t", "2"},
+                      dir_->file("kvmem.log")),
+            "");
+  EXPECT_NE(srv.log().find("one pool of 2048 positions"), std::string::npos) << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+  for (const std::string bad : {"--kv-memory 5XB", "--kv-memory -1GiB", "--kv-memory 1GiB --no-kv-unified"}) {
+    const auto r = run_capture("timeout 30 " + kBin + "/oscar-server -m " + model() + " --port 0 " + bad);
+    EXPECT_EQ(r.first, 1) << bad;
+    EXPECT_NE(r.second.find("--kv-memory"), std::string::npos) << bad << ": " << r.second;
+  }
+}
+
 TEST_F(ServerClient, StartupErrorsAreClear) {
   const auto r = run_capture("timeout 30 " + kBin + "/oscar-server -m /nonexistent.gguf --port 0");
   EXPECT_EQ(r.first, 1);
