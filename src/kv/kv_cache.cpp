@@ -37,7 +37,7 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
   pages_ = std::make_unique<PageTable>(
       cfg.pool_positions > 0
           ? PageTable(cfg.n_seq, page, (int)(((long long)cfg.pool_positions + page - 1) / page), cfg.n_ctx_seq)
-          : PageTable::contiguous(cfg.n_seq, page, cfg.n_ctx_seq));
+          : PageTable::contiguous(cfg.n_seq, cfg.n_ctx_seq, cfg.n_ctx_seq));  // split: one page per sequence
 #if defined(__SANITIZE_ADDRESS__)
   // A heap block per store, so that AddressSanitizer sees a read past one
   // store's rows (in a shared buffer it would land in the next store's).

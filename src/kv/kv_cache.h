@@ -45,7 +45,7 @@ struct KvCacheConfig {
   // Positions of the shared pool (rounded up to whole pages); 0: split, each
   // sequence n_ctx_seq positions of its own.
   int pool_positions = 0;
-  int page_positions = 256;  // positions per page
+  int page_positions = 256;  // positions per page of the pool (split: one page per sequence, no rounding)
 };
 
 class KvCache {
