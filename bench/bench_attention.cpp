@@ -99,13 +99,25 @@ kv::KvCacheConfig cache_config(kv::CacheType t, int depth) {
 // cold: every layer's call finds its rows out of the caches, as in a real
 // decode step, where each layer's weights (8-30 MiB here) stream through the
 // caches between two attention calls. Only the attention calls are timed.
-void decode_attention(benchmark::State& state, Shape s, kv::CacheType t, bool cold) {
+// fragmented: the sequence's rows in a unified page pool, every other page
+// taken by a second sequence, so each page of 256 positions is a segment of
+// its own (the worst case of paging for the fused attention's streams).
+void decode_attention(benchmark::State& state, Shape s, kv::CacheType t, bool cold, bool fragmented = false) {
   Env& e = env();
   const int depth = (int)state.range(0);
   // One thread: its CPU time is a usable measure even on a busy machine.
   ThreadPool& pool = state.range(1) == 1 ? e.pool1 : e.pool;
   const model::ModelConfig cfg = config_of(s);
-  kv::KvCache cache(cfg, cache_config(t, depth), e.table);
+  kv::KvCacheConfig kc = cache_config(t, depth);
+  if (fragmented) {
+    kc.n_seq = 2;
+    kc.pool_positions = 2 * (depth + kc.page_positions);
+  }
+  kv::KvCache cache(cfg, kc, e.table);
+  for (int pos = 0; fragmented && pos < depth; pos += kc.page_positions) {
+    cache.reserve(0, pos + 1);
+    cache.reserve(1, pos + 1);
+  }
   const int kvw = s.kv_heads * s.head_dim, qw = s.heads * s.head_dim;
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0, 1);
@@ -403,6 +415,9 @@ void args(benchmark::internal::Benchmark* b) {
 
 void BM_DecodeAttention(benchmark::State& state, Shape s, kv::CacheType t) { decode_attention(state, s, t, false); }
 void BM_DecodeAttentionCold(benchmark::State& state, Shape s, kv::CacheType t) { decode_attention(state, s, t, true); }
+void BM_DecodeAttentionPaged(benchmark::State& state, Shape s, kv::CacheType t) {
+  decode_attention(state, s, t, false, true);
+}
 
 // A decode step at a short depth (the start of a generation), rows from memory.
 void cold_args(benchmark::internal::Benchmark* b) {
@@ -412,6 +427,8 @@ void cold_args(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_f16, kQwen06, kv::CacheType::F16)->Apply(args);
 BENCHMARK_CAPTURE(BM_DecodeAttentionCold, qwen3_0_6b_f16, kQwen06, kv::CacheType::F16)->Apply(cold_args);
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_0_6b_q2_0, kQwen06, kv::CacheType::Q2_0)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttentionPaged, qwen3_0_6b_f16, kQwen06, kv::CacheType::F16)->Apply(args);
+BENCHMARK_CAPTURE(BM_DecodeAttentionPaged, qwen3_0_6b_q2_0, kQwen06, kv::CacheType::Q2_0)->Apply(args);
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_4b_f16, kQwen4, kv::CacheType::F16)->Apply(args);
 BENCHMARK_CAPTURE(BM_DecodeAttention, qwen3_4b_q2_0, kQwen4, kv::CacheType::Q2_0)->Apply(args);
 BENCHMARK_CAPTURE(BM_DecodeAttention, gemma4_31b_global_f16, kGemma4Global, kv::CacheType::F16)->Apply(args);

@@ -55,13 +55,15 @@ void fold_block(Partial& st, float mx, float sum, int d) {
   st.m = mx;
 }
 
-// Finds, for ascending positions, the segment holding each one.
+// Finds, for ascending positions, the segment holding each one. A paged
+// main tier makes one segment per run of consecutive pages, so the list
+// grows with the context; one cursor per thread keeps its storage.
 struct SegmentCursor {
-  kv::Segment seg[4];
+  std::vector<kv::Segment> seg;
   int n = 0, i = 0;
   const kv::Segment& at(int pos) {
-    while (i < n && seg[i].end <= pos) ++i;
-    return seg[i];
+    while (i < n && seg[(size_t)i].end <= pos) ++i;
+    return seg[(size_t)i];
   }
 };
 
@@ -153,8 +155,11 @@ void batch_keys(const model::LayerConfig& layer, const BatchView& b, int t0, int
 // rather than read out of bounds.
 void open_cursors(const kv::TierStore& ks, const kv::TierStore& vs, int il, int seq, int g, int n_cached, int c0,
                   int c1, SegmentCursor& kc, SegmentCursor& vc) {
-  kc.n = ks.segments(seq, g, n_cached, kc.seg);
-  vc.n = vs.segments(seq, g, n_cached, vc.seg);
+  ks.segments(seq, g, n_cached, kc.seg);
+  vs.segments(seq, g, n_cached, vc.seg);
+  kc.n = (int)kc.seg.size();
+  vc.n = (int)vc.seg.size();
+  kc.i = vc.i = 0;
   if (c0 < c1 && (kc.n == 0 || vc.n == 0 || kc.seg[0].begin > c0 || vc.seg[0].begin > c0))
     throw Error("attention: layer " + std::to_string(il) + " no longer holds position " + std::to_string(c0) +
                 " of sequence " + std::to_string(seq));
@@ -300,6 +305,7 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
                                                           : detail::reference_tile_kernels());
     std::vector<Q2IntQuery> q2_int((size_t)(max_heads + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads);
     std::vector<float> own(n_chunks > 1 ? 0 : part_floats);
+    SegmentCursor kc, vc;  // reopened per item, storage kept
     auto process = [&](size_t item) {
       const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
       const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
@@ -362,7 +368,6 @@ void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& ca
         in_tile = true;
       };
 
-      SegmentCursor kc, vc;
       open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
       for (int p0 = c0; p0 < c1;) {
         // A block never crosses a K or V segment boundary.

@@ -8,16 +8,40 @@
 namespace oscar::kv {
 
 KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, const quant::QuantTable& table)
+    : KvCache(model, cfg, table, true) {}
+
+KvCache::Footprint KvCache::footprint(const model::ModelConfig& model, const KvCacheConfig& cfg,
+                                      const quant::QuantTable& table) {
+  // Measured on the stores themselves: one page of pool and two.
+  KvCacheConfig c = cfg;
+  c.pool_positions = c.page_positions;
+  const size_t one = KvCache(model, c, table, false).bytes_allocated();
+  c.pool_positions = 2 * c.page_positions;
+  const size_t two = KvCache(model, c, table, false).bytes_allocated();
+  Footprint f;
+  f.bytes_per_position = (two - one) / (size_t)c.page_positions;
+  f.fixed_bytes = one - (two - one);
+  return f;
+}
+
+KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, const quant::QuantTable& table,
+                 bool allocate)
     : cfg_(cfg) {
   require(cfg.n_seq >= 1, "KV cache: need at least one sequence");
   require(cfg.n_ctx_seq >= 1, "KV cache: context per sequence must be positive");
   require(cfg.hp_sink >= 0 && cfg.hp_recent >= 0, "KV cache: tier sizes must not be negative");
   require(cfg.swa_slack >= 0, "KV cache: sliding-window slack must not be negative");
+  require(cfg.page_positions >= 1 && cfg.pool_positions >= 0, "KV cache: invalid pool or page size");
   n_pos_.assign((size_t)cfg.n_seq, 0);
+  const int page = cfg.page_positions;
+  pages_ = std::make_unique<PageTable>(
+      cfg.pool_positions > 0
+          ? PageTable(cfg.n_seq, page, (int)(((long long)cfg.pool_positions + page - 1) / page), cfg.n_ctx_seq)
+          : PageTable::contiguous(cfg.n_seq, cfg.n_ctx_seq, cfg.n_ctx_seq));  // split: one page per sequence
 #if defined(__SANITIZE_ADDRESS__)
   // A heap block per store, so that AddressSanitizer sees a read past one
   // store's rows (in a shared buffer it would land in the next store's).
-  constexpr RowMemory placed = RowMemory::kOwn;
+  const RowMemory placed = allocate ? RowMemory::kOwn : RowMemory::kPlaced;
 #else
   constexpr RowMemory placed = RowMemory::kPlaced;
 #endif
@@ -50,14 +74,14 @@ KvCache::KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, cons
     }
     const RowCodec ck(cfg.type_k, l.head_dim, table, cfg.q2_k), cv(cfg.type_v, l.head_dim, table, cfg.q2_v);
     k_.push_back(std::make_unique<TierStore>(ck, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink,
-                                             cfg.hp_recent, 0, placed));
+                                             cfg.hp_recent, 0, placed, pages_.get()));
     v_.push_back(std::make_unique<TierStore>(cv, f16, cfg.n_seq, l.n_head_kv, cfg.n_ctx_seq, cfg.hp_sink,
-                                             cfg.hp_recent, 0, placed));
+                                             cfg.hp_recent, 0, placed, pages_.get()));
   }
   require(!k_.empty(), "KV cache: the model has no layers");
   // Every store's rows in one buffer, back to back (each store's size is a
   // whole number of cache lines), so huge-page rounding is paid once.
-  if (placed == RowMemory::kOwn) return;
+  if (placed == RowMemory::kOwn || !allocate) return;
   rows_ = allocate_kv_rows(bytes_allocated());
   uint8_t* next = rows_.data();
   for (auto* stores : {&k_, &v_})
@@ -88,6 +112,10 @@ void KvCache::store(int seq, int layer, int pos, const float* k, const float* v)
   });
   require(layer >= 0 && layer < (int)k_.size() && k_[(size_t)layer],
           [&] { return "KV cache: layer " + std::to_string(layer) + " has no KV of its own to store"; });
+  require(pos < pages_->pages_held(seq) * pages_->page_positions(), [&] {
+    return "KV cache: position " + std::to_string(pos) + " of sequence " + std::to_string(seq) +
+           " has no page (reserve() it first)";
+  });
   k_[(size_t)layer]->store(seq, pos, k);
   v_[(size_t)layer]->store(seq, pos, v);
 }
@@ -110,7 +138,10 @@ void KvCache::clear(int seq) { truncate(seq, 0); }
 int KvCache::truncate(int seq, int n_keep) {
   check_seq(seq);
   require(n_keep >= 0, "KV cache: negative truncation point");
-  if (n_keep >= n_pos_[(size_t)seq]) return n_pos_[(size_t)seq];
+  if (n_keep >= n_pos_[(size_t)seq]) {
+    pages_->shrink(seq, n_keep);  // pages reserved beyond n_keep go back
+    return n_pos_[(size_t)seq];
+  }
   // The token at n_keep sees (n_keep - window, n_keep) in a sliding layer:
   // those rows must still be in the ring, or nothing can be kept.
   for (size_t l = 0; l < k_.size(); ++l) {
@@ -122,6 +153,7 @@ int KvCache::truncate(int seq, int n_keep) {
     }
   }
   n_pos_[(size_t)seq] = n_keep;
+  pages_->shrink(seq, n_keep);
   for (auto& s : k_)
     if (s) s->truncate(seq, n_keep);
   for (auto& s : v_)
@@ -209,8 +241,13 @@ std::string KvCache::describe() const {
     std::snprintf(buf, sizeof buf, " %d layers sharing earlier layers' KV,", n_shared);
     out += buf;
   }
-  std::snprintf(buf, sizeof buf, " %d seq x %d positions, %.1f MiB allocated", cfg_.n_seq, cfg_.n_ctx_seq,
-                (double)bytes_allocated() / (1 << 20));
+  if (unified())
+    std::snprintf(buf, sizeof buf, " one pool of %d positions (%d pages of %d) for %d seq of up to %d positions, %.1f MiB allocated",
+                  pool_positions(), pages_->n_pages(), pages_->page_positions(), cfg_.n_seq, cfg_.n_ctx_seq,
+                  (double)bytes_allocated() / (1 << 20));
+  else
+    std::snprintf(buf, sizeof buf, " %d seq x %d positions, %.1f MiB allocated", cfg_.n_seq, cfg_.n_ctx_seq,
+                  (double)bytes_allocated() / (1 << 20));
   return out + buf;
 }
 

@@ -3,6 +3,11 @@
 // each. Quantized types keep the first `sink` and the last `recent` positions
 // of every sequence in f16 (OSCAR's high-precision tiers).
 //
+// The global layers' main tiers are paged (page_table.h): one pool of
+// pool_positions positions serves all sequences (a unified cache, as
+// llama-server's --kv-unified), each taking pages as it grows. Without a
+// pool size every sequence gets n_ctx_seq positions of its own (split).
+//
 // Sliding-window layers keep only a ring of window + swa_slack positions,
 // in their own types (f16 by default: the whole window would sit in the f16
 // recent tier anyway). The slack lets a sequence be cut back by up to that
@@ -37,11 +42,25 @@ struct KvCacheConfig {
   // float type, else f16.
   std::optional<CacheType> type_k_swa, type_v_swa;
   int swa_slack = 512;  // ring positions beyond the window (see above)
+  // Positions of the shared pool (rounded up to whole pages); 0: split, each
+  // sequence n_ctx_seq positions of its own.
+  int pool_positions = 0;
+  int page_positions = 256;  // positions per page of the pool (split: one page per sequence, no rounding)
 };
 
 class KvCache {
  public:
   KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, const quant::QuantTable& table);
+
+  // What a cache of this configuration costs, without allocating it: bytes
+  // that do not depend on the pool (sink and recent tiers, sliding rings) and
+  // bytes per pool position (K + V of every paged store).
+  struct Footprint {
+    size_t fixed_bytes = 0;
+    size_t bytes_per_position = 0;
+  };
+  static Footprint footprint(const model::ModelConfig& model, const KvCacheConfig& cfg,
+                             const quant::QuantTable& table);
 
   const KvCacheConfig& config() const { return cfg_; }
   int n_seq() const { return cfg_.n_seq; }
@@ -53,6 +72,13 @@ class KvCache {
   // that shares another's KV has nothing to store (Error).
   void store(int seq, int layer, int pos, const float* k, const float* v);
   void commit(int seq, int n_pos);  // n_pos(seq) = n_pos after a batch
+  // Takes the pages seq needs to hold positions [0, n_pos); false (nothing
+  // taken) when the pool is short. store() needs them in place.
+  bool reserve(int seq, int n_pos) { check_seq(seq); return pages_->ensure(seq, n_pos); }
+  const PageTable& pages() const { return *pages_; }
+  bool unified() const { return !pages_->fixed(); }
+  int pool_positions() const { return pages_->n_pages() * pages_->page_positions(); }
+  int free_positions() const { return pages_->free_pages() * pages_->page_positions(); }
 
   const TierStore& k_store(int layer) const { return *k_[(size_t)src_[(size_t)layer]]; }
   const TierStore& v_store(int layer) const { return *v_[(size_t)src_[(size_t)layer]]; }
@@ -82,7 +108,10 @@ class KvCache {
 
  private:
   void check_seq(int seq) const;
+  // allocate false: stores without rows, only to measure them (footprint()).
+  KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, const quant::QuantTable& table, bool allocate);
   KvCacheConfig cfg_;
+  std::unique_ptr<PageTable> pages_;  // of every global layer's main tier
   HugePageBuffer rows_;  // the rows of every store below
   std::vector<std::unique_ptr<TierStore>> k_, v_;  // null for shared-KV layers
   std::vector<int> src_;     // per layer: the layer whose stores it uses

@@ -9,7 +9,7 @@
 namespace oscar::kv {
 
 TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx,
-                     int sink, int recent, int ring, RowMemory memory)
+                     int sink, int recent, int ring, RowMemory memory, const PageTable* pages)
     : main_(main),
       f16_(f16),
       n_seq_(n_seq),
@@ -22,6 +22,15 @@ TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n
       tiered_(is_quantized(main.type()) && ring == 0 && (sink > 0 || recent > 0)) {
   q_end_.assign((size_t)n_seq, sink_);
   lo_valid_.assign((size_t)n_seq, 0);
+  if (ring_slots_ == 0) {
+    if (!pages) {
+      own_pages_ = std::make_unique<PageTable>(PageTable::contiguous(n_seq, n_ctx, n_ctx));
+      pages = own_pages_.get();
+    }
+    require(pages->n_seq() == n_seq && pages->max_positions() >= n_ctx, "KV store: page table does not match");
+    pages_ = pages;
+    page_ = pages->page_positions();
+  }
   if (memory == RowMemory::kPlaced) return;
   own_ = allocate_kv_rows(bytes_allocated());
   place(own_.data());
@@ -43,7 +52,8 @@ size_t whole_lines(size_t bytes) { return (bytes + 63) & ~size_t(63); }
 }  // namespace
 
 size_t TierStore::main_bytes() const {
-  return whole_lines((size_t)n_seq_ * n_head_kv_ * n_slots_ * main_.row_bytes());
+  if (ring_slots_ > 0) return whole_lines((size_t)n_seq_ * n_head_kv_ * n_slots_ * main_.row_bytes());
+  return whole_lines((size_t)n_head_kv_ * pages_->n_pages() * page_ * main_.row_bytes());
 }
 size_t TierStore::sink_bytes() const { return whole_lines((size_t)n_seq_ * n_head_kv_ * sink_ * f16_.row_bytes()); }
 size_t TierStore::ring_bytes() const { return whole_lines((size_t)n_seq_ * n_head_kv_ * recent_ * f16_.row_bytes()); }
@@ -55,8 +65,10 @@ void TierStore::place(uint8_t* memory) {
 }
 
 uint8_t* TierStore::main_row(int seq, int head, int pos) const {
-  const int slot = ring_slots_ > 0 ? pos % ring_slots_ : pos;
-  return main_rows_ + (((size_t)seq * n_head_kv_ + head) * n_slots_ + slot) * main_.row_bytes();
+  if (ring_slots_ > 0)
+    return main_rows_ + (((size_t)seq * n_head_kv_ + head) * n_slots_ + pos % ring_slots_) * main_.row_bytes();
+  const size_t page = (size_t)head * pages_->n_pages() + pages_->page_of(seq, pos);
+  return main_rows_ + (page * page_ + pos % page_) * main_.row_bytes();
 }
 uint8_t* TierStore::sink_row(int seq, int head, int pos) const {
   return sink_rows_ + (((size_t)seq * n_head_kv_ + head) * sink_ + pos) * f16_.row_bytes();
@@ -119,35 +131,42 @@ TierStore::TierCounts TierStore::counts(int seq, int n) const {
   return c;
 }
 
-int TierStore::segments(int seq, int head, int n, Segment out[4]) const {
-  int k = 0;
+void TierStore::main_segments(int seq, int head, int begin, int end, std::vector<Segment>& out) const {
+  // One segment per run of pages that follow each other in the pool.
+  const size_t stride = main_.row_bytes();
+  const std::vector<int>& pages = pages_->pages(seq);
+  for (int p = begin; p < end;) {
+    int i = p / page_, e = std::min(end, (i + 1) * page_);
+    while (e < end && pages[(size_t)i + 1] == pages[(size_t)i] + 1) e = std::min(end, (++i + 1) * page_);
+    out.push_back({p, e, main_row(seq, head, p), stride, &main_});
+    p = e;
+  }
+}
+
+void TierStore::segments(int seq, int head, int n, std::vector<Segment>& out) const {
+  out.clear();
   if (ring_slots_ > 0) {
     int p = std::max(lo_valid_[(size_t)seq], n - ring_slots_);
     while (p < n) {  // split where the slot index returns to 0
       const int e = std::min(n, p + (ring_slots_ - p % ring_slots_));
-      out[k++] = {p, e, main_row(seq, head, p), main_.row_bytes(), &main_};
+      out.push_back({p, e, main_row(seq, head, p), main_.row_bytes(), &main_});
       p = e;
     }
-    return k;
+    return;
   }
-  if (!tiered_) {
-    if (n > 0) out[k++] = {0, n, main_row(seq, head, 0), main_.row_bytes(), &main_};
-    return k;
-  }
+  if (!tiered_) return main_segments(seq, head, 0, n, out);
   const int q_end = q_end_[(size_t)seq];
   const int s_end = std::min(n, sink_);
-  if (s_end > 0) out[k++] = {0, s_end, sink_row(seq, head, 0), f16_.row_bytes(), &f16_};
-  const int m_end = std::min(n, q_end);
-  if (m_end > sink_) out[k++] = {sink_, m_end, main_row(seq, head, sink_), main_.row_bytes(), &main_};
+  if (s_end > 0) out.push_back({0, s_end, sink_row(seq, head, 0), f16_.row_bytes(), &f16_});
+  main_segments(seq, head, sink_, std::min(n, q_end), out);
   int p = std::max(q_end, sink_);
   while (p < n) {
     // The ring wraps: split where slot index returns to 0.
     const int slot = p % recent_;
     const int e = std::min(n, p + (recent_ - slot));
-    out[k++] = {p, e, ring_row(seq, head, p), f16_.row_bytes(), &f16_};
+    out.push_back({p, e, ring_row(seq, head, p), f16_.row_bytes(), &f16_});
     p = e;
   }
-  return k;
 }
 
 void TierStore::read(int seq, int head, int pos, float* out) const {

@@ -1,9 +1,16 @@
 // The rows of one layer's K (or V) for every sequence, in up to three tiers:
 //   sink   positions [0, sink)          f16, kept forever
-//   main   positions [sink, q_end)      the cache type (e.g. q2_0)
+//   main   positions [sink, q_end)      the cache type (e.g. q2_0), in pages
 //   recent positions [q_end, n)         f16 ring of `recent` slots (slot = pos % recent)
 // A token is encoded into the main type exactly once, when it leaves the
 // recent window. Float cache types (f16, bf16, f32) use the main tier only.
+//
+// The main tier lives in pages of a PageTable (page_table.h): the rows of
+// position pos sit in the sequence's page pos / P, which may be shared with
+// the table's other stores. Within the store's memory the pages of one head
+// lie back to back ([head][page][P rows]), so a sequence whose pages are
+// consecutive in the pool reads as one run per head, as before paging. The
+// sink and recent tiers stay per sequence (small and fixed).
 //
 // Ring mode (sliding-window layers): the main tier is a ring of `ring` slots
 // (slot = pos % ring) in the main type, without sink/recent tiers; only the
@@ -12,10 +19,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/huge_pages.h"
 #include "kv/cache_type.h"
+#include "kv/page_table.h"
 
 namespace oscar::kv {
 
@@ -39,8 +48,10 @@ HugePageBuffer allocate_kv_rows(size_t bytes);
 
 class TierStore {
  public:
+  // Without `pages` (and always in ring mode) every sequence has n_ctx main
+  // rows of its own, one page each.
   TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n_head_kv, int n_ctx, int sink,
-            int recent, int ring = 0, RowMemory memory = RowMemory::kOwn);
+            int recent, int ring = 0, RowMemory memory = RowMemory::kOwn, const PageTable* pages = nullptr);
   // For a kPlaced store, before any other use: its rows, bytes_allocated()
   // bytes of zeros starting on a 64-byte boundary, kept alive by the caller
   // for the store's life.
@@ -57,9 +68,11 @@ class TierStore {
   void store(int seq, int pos, const float* x);
   // Keeps positions [0, n_keep) of `seq`.
   void truncate(int seq, int n_keep);
-  // The stored positions [0, n) of (seq, head) as at most four segments
-  // (ring mode: [max(first_valid, n - ring), n), at most two).
-  int segments(int seq, int head, int n, Segment out[4]) const;
+  // The stored positions [0, n) of (seq, head) as segments in position
+  // order (ring mode: [max(first_valid, n - ring), n)), replacing out's
+  // contents: sink, one per run of consecutive main-tier pages, the recent
+  // ring in one or two.
+  void segments(int seq, int head, int n, std::vector<Segment>& out) const;
   // Decodes one row (reference path, tests).
   void read(int seq, int head, int pos, float* out) const;
 
@@ -76,16 +89,20 @@ class TierStore {
   uint8_t* sink_row(int seq, int head, int pos) const;
   uint8_t* ring_row(int seq, int head, int pos) const;
   void evict(int seq, int pos);
+  void main_segments(int seq, int head, int begin, int end, std::vector<Segment>& out) const;
 
   RowCodec main_, f16_;
   int n_seq_, n_head_kv_, n_ctx_, sink_, recent_, ring_slots_;
-  int n_slots_;  // main-tier rows per (seq, head): n_ctx, or ring
+  int n_slots_;  // ring mode: ring rows per (seq, head)
   bool tiered_;
   // Each tier's rows, rounded up to whole cache lines.
   size_t main_bytes() const;
   size_t sink_bytes() const;
   size_t ring_bytes() const;
 
+  std::unique_ptr<PageTable> own_pages_;  // no table given: one page per sequence
+  const PageTable* pages_ = nullptr;      // the main tier's pages (not in ring mode)
+  int page_ = 0;                          // positions per page
   HugePageBuffer own_;  // kOwn: the rows; kPlaced: empty
   uint8_t *main_rows_ = nullptr, *sink_rows_ = nullptr, *ring_rows_ = nullptr;
   std::vector<int> q_end_;  // per sequence: first position not in sink/main

@@ -72,6 +72,19 @@ void Forward::validate(const std::vector<BatchToken>& batch, std::vector<int>& n
   }
 }
 
+void Forward::reserve_pages(const std::vector<BatchToken>& batch) {
+  // Every sequence's pages for the batch's positions, before anything is
+  // stored: a pool that runs short fails the batch with the cache untouched.
+  std::map<int, int> end;  // seq -> positions after the batch
+  for (const BatchToken& t : batch) end[t.seq] = std::max(end[t.seq], t.pos + 1);
+  for (const auto& [seq, n] : end)
+    require(cache_.reserve(seq, n), [&] {
+      return "KV pool full: sequence " + std::to_string(seq) + " needs pages for " + std::to_string(n) +
+             " positions and the pool has " + std::to_string(cache_.free_positions()) + " of " +
+             std::to_string(cache_.pool_positions()) + " positions free";
+    });
+}
+
 const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   const model::ModelConfig& c = model_.config();
   const model::ModelWeights& w = model_.weights();
@@ -81,6 +94,7 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
     return logits_;
   }
   validate(batch, n_cached_);
+  reserve_pages(batch);
   clock_.start();
 
   const size_t E = (size_t)c.n_embd;

@@ -81,6 +81,7 @@ class Forward {
 
  private:
   void validate(const std::vector<BatchToken>& batch, std::vector<int>& n_cached) const;
+  void reserve_pages(const std::vector<BatchToken>& batch);
   void layer(int il, int n);
   void attention_block(int il, int n);  // x += attention(norm(x)) (+ post-norm)
   void ffn_block(int il, int n);        // x += ffn(norm(x)) (+ post-norm)

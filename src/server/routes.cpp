@@ -88,7 +88,8 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
     Json out = Json::array();
     for (const SlotInfo& s : ctx.model().scheduler->slots()) {
       out.push_back({{"id", s.id}, {"n_ctx", s.n_ctx}, {"is_processing", s.processing},
-                     {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded}});
+                     {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded},
+                     {"kv_positions_held", s.kv_positions_held}});
       out.back()["kv"] = kv_usage_json(s.kv);
     }
     reply_json(res, out);

@@ -183,6 +183,8 @@ void Scheduler::assign_queued() {
       ++it;
       continue;
     }
+    size_t keep_if = t.params.cache_prompt ? reusable_prefix(slots_[(size_t)pick]->cached, t.prompt) : 0;
+    if (cache_.unified() && !prompt_fits(t, pick, keep_if)) break;  // waits; so do the ones behind it
     Slot& s = *slots_[(size_t)pick];
     s.task = std::move(t);
     s.t_queued = it->second;
@@ -195,6 +197,10 @@ void Scheduler::assign_queued() {
     // the cache then keeps less (or nothing), and so must we.
     keep = (size_t)cache_.truncate(s.id, (int)keep);
     s.cached.resize(keep);
+    // The prompt's pages now (and the first generated token's), so that its
+    // chunks never wait for room; prompt_fits() said they can be had.
+    if (cache_.unified())
+      reserve_dropping_idle(s.id, (int)std::min(s.task.prompt.size() + 1, (size_t)cfg_.n_ctx_slot), s.id);
     s.n_past = keep;
     s.n_cached_at_start = (int)keep;
     s.generating = false;
@@ -232,6 +238,8 @@ bool Scheduler::step() {
       s->t_first = Clock::now();
       finish(*s, FinishReason::Length);
     }
+
+  if (cache_.unified()) grow_or_stop_generations();
 
   std::vector<runtime::BatchToken> batch;
   std::vector<Slot*> rows;  // slot of each logits row, in batch order
@@ -368,6 +376,46 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
   }
 }
 
+bool Scheduler::prompt_fits(const Task& t, int pick, size_t keep) const {
+  const kv::PageTable& pt = cache_.pages();
+  const int n = (int)std::min(t.prompt.size() + 1, (size_t)cfg_.n_ctx_slot);
+  int room = pt.free_pages() + pt.pages_held(pick) - pt.pages_for((int)keep);
+  for (const auto& o : slots_)
+    if (!o->active && o->id != pick) room += pt.pages_held(o->id);
+  return pt.pages_for(n) - pt.pages_for((int)keep) <= room;
+}
+
+bool Scheduler::reserve_dropping_idle(int seq, int n, int spare) {
+  while (!cache_.reserve(seq, n)) {
+    Slot* lru = nullptr;
+    for (auto& o : slots_)
+      if (!o->active && o->id != spare && cache_.pages().pages_held(o->id) > 0 &&
+          (!lru || o->last_used < lru->last_used))
+        lru = o.get();
+    if (!lru) return false;
+    log_.info("KV pool short: dropping idle slot " + std::to_string(lru->id) + "'s " +
+              std::to_string(lru->cached.size()) + " cached tokens");
+    cache_.clear(lru->id);
+    lru->cached.clear();
+    ++slots_dropped_;  // published with the stats (m_ may be held here: assign_queued)
+  }
+  return true;
+}
+
+void Scheduler::grow_or_stop_generations() {
+  // Each generating slot's next token needs a page at every page boundary;
+  // where the pool has none left even after dropping idle slots, that
+  // generation ends as if it had reached its context ("length").
+  for (auto& s : slots_) {
+    if (!s->active || !s->generating) continue;
+    const int n = (int)s->cached.size() + 1;
+    if (reserve_dropping_idle(s->id, n, s->id)) continue;
+    log_.warn("KV pool full (" + std::to_string(cache_.pool_positions()) + " positions): slot " +
+              std::to_string(s->id) + " stops at " + std::to_string(n - 1) + " tokens (finish_reason length)");
+    finish(*s, FinishReason::Length);
+  }
+}
+
 void Scheduler::finish(Slot& s, FinishReason reason) {
   const auto now = Clock::now();
   Done d;
@@ -423,7 +471,8 @@ void Scheduler::publish() {
   kv::KvCache::Usage total;
   double values = 0;  // K and V values cached, to average bits per value over slots
   for (const auto& s : slots_) {
-    info.push_back({s->id, s->active, cfg_.n_ctx_slot, (int)s->cached.size(), (int)s->task.prompt.size(), s->n_gen, {}});
+    info.push_back({s->id, s->active, cfg_.n_ctx_slot, (int)s->cached.size(), (int)s->task.prompt.size(), s->n_gen,
+                    cache_.pages().pages_held(s->id) * cache_.pages().page_positions(), {}});
     const kv::KvCache::Usage u = cache_.usage(s->id);
     info.back().kv = u;
     total.sink_cells += u.sink_cells;
@@ -438,6 +487,14 @@ void Scheduler::publish() {
   slot_info_ = std::move(info);
   stats_.kv = total;
   stats_.kv_bytes_allocated = cache_.bytes_allocated();
+  stats_.kv_unified = cache_.unified();
+  stats_.kv_slots_dropped = slots_dropped_;
+  stats_.kv_pool_positions = cache_.pool_positions();
+  stats_.kv_pool_used_positions = cache_.pool_positions() - cache_.free_positions();
+  if (!cache_.unified()) {  // every slot owns its pages: count the positions held
+    stats_.kv_pool_used_positions = 0;
+    for (const auto& s : slots_) stats_.kv_pool_used_positions += cache_.n_pos(s->id);
+  }
   stats_.processing = 0;
   for (const auto& s : slots_) stats_.processing += s->active ? 1 : 0;
   stats_.queue_depth = (int)queue_.size();

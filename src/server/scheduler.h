@@ -4,6 +4,12 @@
 // physical batch size) with prompt chunks, oldest request first, so a long
 // prompt is spread over several steps and never stalls the streams that are
 // already decoding. Requests beyond the free slots wait in a FIFO queue.
+//
+// With a unified cache (one page pool for all slots, kv_cache.h) a request
+// takes the pages of its whole prompt when it gets a slot; one that does not
+// fit waits in the queue (later ones wait behind it), and idle slots' cached
+// tokens are dropped, least recently used first, to make room. A generation
+// that needs a page the pool no longer has stops with finish reason "length".
 // HTTP threads only submit tasks and read their channels.
 #pragma once
 
@@ -39,6 +45,7 @@ struct SlotInfo {
   int n_cached = 0;     // positions in the slot's cache
   int n_prompt = 0;     // current / last task's prompt tokens
   int n_decoded = 0;    // generated so far
+  int kv_positions_held = 0;  // positions of the KV pages the slot holds (whole pages)
   kv::KvCache::Usage kv;  // what the slot's cached positions occupy
 };
 
@@ -54,6 +61,10 @@ struct SchedulerStats {
   int processing = 0;
   kv::KvCache::Usage kv;             // summed over slots
   size_t kv_bytes_allocated = 0;
+  bool kv_unified = false;           // one pool for all slots (else -c / -np each)
+  int kv_pool_positions = 0;         // the pool's positions (split: all slots')
+  int kv_pool_used_positions = 0;    // held by sequences, in whole pages
+  uint64_t kv_slots_dropped = 0;     // idle slots' caches dropped for room
 };
 
 class Scheduler {
@@ -83,6 +94,13 @@ class Scheduler {
   void drop_cancelled();
   bool step();  // one batch; false when there was nothing to do
   void on_logits(Slot& s, const float* logits);
+  // Unified pool: whether task t's prompt can have its pages in slot `pick`
+  // (keeping `keep` cached positions), counting idle slots' pages as free.
+  bool prompt_fits(const Task& t, int pick, size_t keep) const;
+  // Drops idle slots' caches, least recently used first (never `spare`),
+  // until seq gets pages for n positions; false when even that is not enough.
+  bool reserve_dropping_idle(int seq, int n, int spare);
+  void grow_or_stop_generations();
   void finish(Slot& s, FinishReason reason);
   Timings timings_of(const Slot& s, bool started, std::chrono::steady_clock::time_point now) const;
   void report_progress(Slot& s, std::chrono::steady_clock::time_point now);  // when the task asked for it
@@ -99,6 +117,7 @@ class Scheduler {
   Logger log_;
   std::vector<std::unique_ptr<Slot>> slots_;
   uint64_t clock_ = 0;  // assignment counter (slot recency)
+  uint64_t slots_dropped_ = 0;  // idle slots' caches dropped for room
 
   mutable std::mutex m_;
   std::condition_variable cv_;

@@ -59,9 +59,12 @@ std::vector<int32_t> ServerContext::tokenize_prompt(const std::string& text, boo
 void ServerContext::check_prompt_fits(size_t n_prompt) const {
   const int n_ctx = model_->scheduler->config().n_ctx_slot;
   if ((long long)n_prompt >= n_ctx) {
+    const bool unified = model_->scheduler->stats().kv_unified;
     ApiError e(400,
                "the request exceeds the available context size: the prompt has " + std::to_string(n_prompt) +
-                   " tokens and a slot holds " + std::to_string(n_ctx) + " (-c divided among -np slots)",
+                   " tokens and a conversation holds at most " + std::to_string(n_ctx) +
+                   (unified ? " (the smaller of -c, the KV pool, and the model's context)"
+                            : " (-c divided among -np slots: --no-kv-unified)"),
                "exceed_context_size_error");
     e.extra = {{"n_prompt_tokens", n_prompt}, {"n_ctx", n_ctx}};
     throw e;
@@ -89,6 +92,17 @@ Json ServerContext::generation_settings(const GenParams& p) const {
           {"cache_prompt", p.cache_prompt}};
 }
 
+namespace {
+Json kv_pool_json(const SchedulerStats& st) {
+  return {{"unified", st.kv_unified},
+          {"positions", st.kv_pool_positions},
+          {"used_positions", st.kv_pool_used_positions},
+          {"free_positions", st.kv_pool_positions - st.kv_pool_used_positions},
+          {"bytes_allocated", st.kv_bytes_allocated},
+          {"idle_slots_dropped", st.kv_slots_dropped}};
+}
+}  // namespace
+
 Json ServerContext::props() const {
   const LoadedModel& m = *model_;
   return {{"default_generation_settings", {{"n_ctx", m.scheduler->config().n_ctx_slot},
@@ -102,6 +116,7 @@ Json ServerContext::props() const {
           {"modalities", {{"vision", false}, {"audio", false}}},
           {"kv_cache", m.kv_description},
           {"kv", kv_json()},
+          {"kv_pool", kv_pool_json(m.scheduler->stats())},
           {"build_info", build_id()},
           {"webui", settings_.webui}};
 }

@@ -13,7 +13,11 @@ namespace oscar::server {
 struct ServerSettings {
   std::string host = "127.0.0.1";
   int port = 8080;
-  int n_parallel = 4;              // slots (-np); -c is divided among them
+  int n_parallel = 4;              // slots (-np): sequences decoded together
+  bool n_parallel_given = false;   // -np N (N > 0) on the command line
+  bool kv_unified = true;          // one KV pool of -c positions for all slots (else -c / -np each)
+  bool kv_unified_given = false;   // --kv-unified / --no-kv-unified on the command line
+  size_t kv_memory_bytes = 0;      // --kv-memory: size the pool by bytes instead of -c (0: by -c)
   std::vector<std::string> api_keys;
   int timeout_s = 600;             // socket read/write timeout
   std::string alias;               // model name reported by the API (-a)

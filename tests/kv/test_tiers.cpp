@@ -177,8 +177,9 @@ struct Harness {
       ASSERT_EQ(c.recent, want[2]) << step << " seq " << seq << " n " << n;
       ASSERT_EQ(store.tiered(), tiered);
       for (int h = 0; h < heads; ++h) {
-        Segment seg[4];
-        const int k = store.segments(seq, h, n, seg);
+        std::vector<Segment> seg;
+        store.segments(seq, h, n, seg);
+        const int k = (int)seg.size();
         ASSERT_LE(k, 4) << step;
         int p = 0, ring = 0, mains = 0, sinks = 0;
         for (int i = 0; i < k; ++i) {
@@ -301,8 +302,9 @@ TEST(KvTiers, FloatTypesNeverTier) {
     EXPECT_FALSE(hs.store.tiered()) << cache_type_name(t);
     scenario(hs);
     if (HasFatalFailure()) return;
-    Segment seg[4];
-    EXPECT_EQ(hs.store.segments(0, 0, (int)hs.seqs[0].x.size(), seg), 1);
+    std::vector<Segment> seg;
+    hs.store.segments(0, 0, (int)hs.seqs[0].x.size(), seg);
+    EXPECT_EQ(seg.size(), 1u);
   }
 }
 
@@ -311,8 +313,9 @@ TEST(KvTiers, FloatTypesNeverTier) {
 TEST(KvTiers, RingWrapSplitsInTwo) {
   Harness hs(CacheType::Q2_0, 32, 32, 0.0f, 1, 1, 40, 3, 5);
   for (int i = 0; i < 12; ++i) hs.append(0);
-  Segment seg[4];
-  ASSERT_EQ(hs.store.segments(0, 0, 12, seg), 4);
+  std::vector<Segment> seg;
+  hs.store.segments(0, 0, 12, seg);
+  ASSERT_EQ(seg.size(), 4u);
   EXPECT_EQ(seg[0].begin, 0);
   EXPECT_EQ(seg[0].end, 3);
   EXPECT_EQ(seg[1].begin, 3);

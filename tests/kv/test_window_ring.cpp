@@ -42,8 +42,9 @@ struct Ring {
   // segments() covers exactly [lo, n) and every row reads back as stored.
   void check(int seq, int n, int lo) {
     for (int h = 0; h < heads; ++h) {
-      Segment seg[4];
-      const int k = store.segments(seq, h, n, seg);
+      std::vector<Segment> seg;
+      store.segments(seq, h, n, seg);
+      const int k = (int)seg.size();
       ASSERT_LE(k, 2);
       int p = lo;
       for (int i = 0; i < k; ++i) {

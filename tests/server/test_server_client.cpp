@@ -32,9 +32,11 @@ TempDir* ServerClient::dir_ = nullptr;
 
 TEST_F(ServerClient, OpenAiApiSurface) {
   ServerProcess srv;
-  // 4 slots of 2048 positions: long enough that cancelled generations are still running when cut.
+  // 4 slots of 2048 positions each (split: the model's context is 512): long
+  // enough that cancelled generations are still running when cut.
   const std::string err = srv.start(kBin + "/oscar-server",
-                                    {"-m", model(), "-c", "8192", "-np", "4", "-t", "2", "--metrics"},
+                                    {"-m", model(), "-c", "8192", "-np", "4", "-t", "2", "--metrics",
+                                     "--no-kv-unified"},
                                     dir_->file("api.log"));
   ASSERT_EQ(err, "");
   const auto [rc, out] = run_node("api.test.mjs", srv, 4, 2048);
@@ -84,6 +86,26 @@ TEST_F(ServerClient, Q2CacheWithOscarEnvironment) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
+// The unified KV pool as the seeds' command uses it (-c, no -np): a model
+// with a 4096-position context, -c 2048 over the default 4 slots; then the
+// same with --no-kv-unified (2048 / 4 per slot).
+TEST_F(ServerClient, UnifiedKvPoolAndSplit) {
+  const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --ctx 4096 -o " + dir_->file("ctx4k.gguf"));
+  ASSERT_EQ(r.first, 0) << r.second;
+  for (bool split : {false, true}) {
+    ServerProcess srv;
+    std::vector<std::string> args = {"-m", dir_->file("ctx4k.gguf"), "-c", "2048", "-t", "2", "--cache-type-k", "q2_0",
+                                     "--cache-type-v", "q2_0"};
+    if (split) args.push_back("--no-kv-unified");
+    const std::string err = srv.start(kBin + "/oscar-server", args, dir_->file(split ? "split.log" : "pool.log"));
+    ASSERT_EQ(err, "");
+    if (!split) EXPECT_NE(srv.log().find("as q2_0"), std::string::npos) << srv.log();  // the pool's capacity line
+    const auto [rc, out] = run_node("kv_pool.test.mjs", srv, 4, split ? 512 : 2048, split ? "OSCAR_SPLIT=1" : "");
+    EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+    EXPECT_EQ(srv.stop(), 0) << srv.log();
+  }
+}
+
 TEST_F(ServerClient, SigtermFinishesRunningStreamsThenExits) {
   ServerProcess srv;
   const std::string err = srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "2048", "-np", "2", "-t", "2"},
@@ -102,6 +124,23 @@ TEST_F(ServerClient, SigtermFinishesRunningStreamsThenExits) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
   EXPECT_NE(out.find("COMPLETE finish=length"), std::string::npos) << out;
   EXPECT_EQ(srv.wait_exit(15000), 0) << srv.log();
+}
+
+// --kv-memory sizes the pool: the tiny model's f16 K and V cost 512 bytes a
+// position (2 layers x 2 x 2 heads x 32 x 2 bytes), so 1 MiB holds 2048;
+// a size that is not one, or one with --no-kv-unified, is refused by name.
+TEST_F(ServerClient, KvMemorySizesThePool) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "--kv-memory", "1MiB", "-t", "2"},
+                      dir_->file("kvmem.log")),
+            "");
+  EXPECT_NE(srv.log().find("one pool of 2048 positions"), std::string::npos) << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+  for (const std::string bad : {"--kv-memory 5XB", "--kv-memory -1GiB", "--kv-memory 1GiB --no-kv-unified"}) {
+    const auto r = run_capture("timeout 30 " + kBin + "/oscar-server -m " + model() + " --port 0 " + bad);
+    EXPECT_EQ(r.first, 1) << bad;
+    EXPECT_NE(r.second.find("--kv-memory"), std::string::npos) << bad << ": " << r.second;
+  }
 }
 
 TEST_F(ServerClient, StartupErrorsAreClear) {

@@ -34,10 +34,17 @@ class Engine {
   int context_size(const RunSettings& s) const;
   // A cache for the settings (logs its layout and bits per value), and the
   // forward options (rotation mode, fused or reference attention) to use it with.
-  std::unique_ptr<kv::KvCache> make_cache(const RunSettings& s, int n_seq, int n_ctx_seq) const;
+  // pool_positions > 0: one shared page pool of that many positions (a
+  // unified cache), whose size in bytes and in f16 / q2_0 positions is logged.
+  std::unique_ptr<kv::KvCache> make_cache(const RunSettings& s, int n_seq, int n_ctx_seq,
+                                          int pool_positions = 0) const;
+  // The pool positions that fit in `bytes` of KV memory (the fixed tiers and
+  // rings of n_seq sequences taken off first); throws Error when none do.
+  int pool_positions_for_memory(const RunSettings& s, int n_seq, int n_ctx_seq, size_t bytes) const;
   runtime::ForwardOptions forward_options(const RunSettings& s);
 
  private:
+  std::string describe_pool(const kv::KvCache& cache, const kv::KvCacheConfig& cfg) const;
   explicit Engine(const Logger& log) : cpu_(detect_cpu()), table_(cpu_), log_(log) {}
   CpuFeatures cpu_;
   quant::QuantTable table_;

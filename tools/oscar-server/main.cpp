@@ -9,6 +9,7 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "chat/chat_output_parser.h"
 #include "core/error.h"
@@ -35,6 +37,28 @@
 using namespace oscar;
 
 namespace {
+
+// Positions one slot may hold and the shared pool's size (0: split cache).
+// Unified: the pool is -c (or what --kv-memory holds) and any one slot may
+// grow to the smaller of it and the model's context; split: -c / -np each.
+std::pair<int, int> kv_layout(const tools::Engine& engine, const tools::RunSettings& s,
+                              const server::ServerSettings& ss) {
+  const int n_ctx = engine.context_size(s);
+  if (!ss.kv_unified) {
+    require(ss.kv_memory_bytes == 0, "--kv-memory sizes the shared KV pool; it does not apply with --no-kv-unified");
+    const int n_ctx_slot = n_ctx / ss.n_parallel;
+    require(n_ctx_slot >= 8, "-c " + std::to_string(n_ctx) + " leaves " + std::to_string(n_ctx_slot) +
+                                 " positions per slot for -np " + std::to_string(ss.n_parallel) + "; raise -c");
+    return {n_ctx_slot, 0};
+  }
+  const int n_train = engine.model().config().n_ctx_train;
+  const int model_ctx = n_train > 0 ? n_train : n_ctx;
+  int pool = n_ctx;
+  if (ss.kv_memory_bytes > 0)
+    pool = engine.pool_positions_for_memory(s, ss.n_parallel, std::min(model_ctx, n_ctx), ss.kv_memory_bytes);
+  require(pool >= 8, "-c " + std::to_string(pool) + " is too small for a KV pool; raise -c");
+  return {std::min(model_ctx, pool), pool};
+}
 
 int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -115,11 +139,8 @@ int run(int argc, char** argv) {
   std::unique_ptr<server::Scheduler> scheduler;
   try {
     engine = tools::Engine::load(s, log);
-    const int n_ctx = engine->context_size(s);
-    const int n_ctx_slot = n_ctx / ss.n_parallel;
-    require(n_ctx_slot >= 8, "-c " + std::to_string(n_ctx) + " leaves " + std::to_string(n_ctx_slot) +
-                                 " positions per slot for -np " + std::to_string(ss.n_parallel) + "; raise -c");
-    cache = engine->make_cache(s, ss.n_parallel, n_ctx_slot);
+    const auto [n_ctx_slot, pool_positions] = kv_layout(*engine, s, ss);
+    cache = engine->make_cache(s, ss.n_parallel, n_ctx_slot, pool_positions);
     fwd = std::make_unique<runtime::Forward>(engine->model(), *cache, engine->pool(), engine->forward_options(s));
     scheduler = std::make_unique<server::Scheduler>(
         engine->tokenizer(), *cache, *fwd, server::SchedulerConfig{ss.n_parallel, n_ctx_slot, s.n_ubatch}, log);
@@ -153,8 +174,9 @@ int run(int argc, char** argv) {
     // --skip-chat-parsing: everything the model writes stays in the content.
     if (!ss.skip_chat_parsing) m->output_format = chat::detect_output_format(m->template_source);
     ctx.publish(std::move(m));
-    log.info("model loaded: " + std::to_string(ss.n_parallel) + " slots x " + std::to_string(n_ctx_slot) +
-             " positions; server ready on " + scheme + ss.host + ":" + std::to_string(port));
+    log.info("model loaded: " + std::to_string(ss.n_parallel) + " slots of up to " + std::to_string(n_ctx_slot) +
+             " positions" + (pool_positions > 0 ? " sharing a pool of " + std::to_string(cache->pool_positions()) : "") +
+             "; server ready on " + scheme + ss.host + ":" + std::to_string(port));
   } catch (...) {
     stop_http();
     throw;

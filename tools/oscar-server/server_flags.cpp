@@ -1,5 +1,9 @@
 #include "server_flags.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -154,6 +158,26 @@ std::vector<FlagSpec> speculative_and_preset_specs() {
   return v;
 }
 
+// "8GiB", "512MiB", "64M" (binary), "2GB" (decimal), or plain bytes.
+size_t to_bytes(const std::string& flag, const std::string& v) {
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  std::string unit(end ? end : "");
+  for (char& c : unit) c = (char)std::tolower((unsigned char)c);
+  double scale = -1;
+  const char* units[] = {"", "k", "m", "g", "t"};
+  for (int i = 0; i < 5; ++i) {
+    const std::string u = units[i];
+    const double bin = std::pow(1024.0, i), dec = std::pow(1000.0, i);
+    if (unit == u || unit == u + "ib" || (i == 0 && unit == "b")) scale = bin;
+    else if (i > 0 && unit == u + "b") scale = dec;
+  }
+  if (v.empty() || end == v.c_str() || errno || scale < 0 || !(x > 0) || x * scale > 1e15)
+    throw Error(flag + ": expected a size such as 8GiB or 512MiB, got '" + v + "'");
+  return (size_t)(x * scale);
+}
+
 }  // namespace
 
 std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings& s) {
@@ -164,6 +188,15 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
              [&ss](bool on) { ss.webui = on; }),
       on_off(E, {"--ui"}, {"--no-ui"}, "LLAMA_ARG_UI", "the chat page at / (default: on)",
              [&ss](bool on) { ss.webui = on; }),
+      on_off(E, {"-kvu", "--kv-unified"}, {"-no-kvu", "--no-kv-unified"}, "LLAMA_ARG_KV_UNIFIED",
+             "one KV pool of -c positions shared by all slots, any one conversation may grow to min(model "
+             "context, -c) (default: on unless -np N is given, as llama-server); off: each slot -c / -np",
+             [&ss](bool on) {
+               ss.kv_unified = on;
+               ss.kv_unified_given = true;
+             }),
+      flag(E, {"--kv-memory"}, "SIZE", "", "size the KV pool by memory (e.g. 8GiB, 512MiB) instead of by -c",
+           [&ss](const std::string& x) { ss.kv_memory_bytes = to_bytes("--kv-memory", x); }),
       flag(E, {"-cram", "--cache-ram"}, "N", "LLAMA_ARG_CACHE_RAM",
            "host-memory prompt cache limit in MiB (default: 8192, -1: no limit, 0: off); stored",
            [&ss](const std::string& x) { ss.cache_ram_mib = int_in("--cache-ram", x, -1, 1 << 30); }),
@@ -171,11 +204,12 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
              "context shift on endless generation (default: off; a full slot ends generation)",
              [&ss](bool on) { ss.context_shift = on; }),
       flag(E, {"-np", "--parallel"}, "N", "LLAMA_ARG_N_PARALLEL",
-           "slots decoding together (default 4; -1: 4); -c is divided among them",
+           "slots decoding together (default 4; -1: 4)",
            [&ss](const std::string& x) {
              const int n = int_in("-np", x, -1, 256);
              if (n == 0) throw Error("-np: expected 1 to 256 slots, or -1 (auto: 4), got 0");
              ss.n_parallel = n < 0 ? 4 : n;
+             ss.n_parallel_given = n > 0;
            }),
       flag(E, {"-a", "--alias"}, "STRING", "LLAMA_ARG_ALIAS", "model name reported by the API",
            [&ss](const std::string& x) { ss.alias = x; }),
@@ -239,33 +273,15 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
 }
 
 bool ServerFlags::handle(const std::string&, const std::function<std::string()>&) {
-  // Flags handled here (one `if` each): --kv-unified / --no-kv-unified come
-  // through the table's forwarding entry; flags outside the table arrive
-  // directly. None yet.
+  // Flags outside the table would be handled here (one `if` each). None yet.
   return false;
 }
 
 namespace {
 
-// llama-server flags whose handling lives in ServerFlags::handle (other work
-// plugs in there): the table lists them and forwards; until a handler takes
-// them they are accepted with a note.
-std::vector<FlagSpec> forwarded_specs(ServerFlags* extra, RunSettings& s) {
-  auto forward = [extra, &s](const std::string& on_flag, const std::string& off_flag) {
-    return [extra, &s, on_flag, off_flag](bool on) {
-      const std::string& f = on ? on_flag : off_flag;
-      const auto no_value = [&f]() -> std::string { throw Error(f + ": takes no value"); };
-      if (!extra || !extra->handle(f, no_value))
-        s.flag_notes.push_back(f + ": accepted, no effect here: the KV cache is split per slot in this build");
-    };
-  };
-  return {on_off(E, {"-kvu", "--kv-unified"}, {"-no-kvu", "--no-kv-unified"}, "LLAMA_ARG_KV_UNIFIED",
-                 "one KV buffer shared by all slots", forward("--kv-unified", "--no-kv-unified"))};
-}
-
 std::vector<FlagSpec> all_server_specs(server::ServerSettings& ss, RunSettings& s, ServerFlags* extra) {
   std::vector<FlagSpec> specs = common_flag_specs(s);
-  for (auto part : {sampling_flag_specs(s), chat_flag_specs(s), server_flag_specs(ss, s), forwarded_specs(extra, s),
+  for (auto part : {sampling_flag_specs(s), chat_flag_specs(s), server_flag_specs(ss, s),
                     kv_flag_specs(s)})
     specs.insert(specs.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   return specs;
@@ -291,6 +307,8 @@ ServerArgs parse_server_args(int argc, char** argv, const EnvLookup& env) {
   a.server.verbose = a.run.verbose;
   a.server.seed_given = a.run.seed_given;
   a.server.default_template_kwargs = default_template_kwargs(a.run);
+  // As llama-server: slots share one KV pool unless -np N is given without --kv-unified.
+  if (!a.server.kv_unified_given && a.server.n_parallel_given) a.server.kv_unified = false;
   if (a.server.context_shift)
     a.run.flag_notes.push_back("--context-shift: stored; a slot that fills its context ends generation (no shift)");
   return a;

@@ -1,0 +1,197 @@
+// The scheduler over a unified KV pool (one page pool for every slot): a
+// conversation may be longer than -c / -np, slots share the pool, a request
+// that does not fit waits, idle slots' caches are dropped least recently
+// used first, and a generation the pool cannot grow ends with "length". The
+// tokens are checked against an independent reference: each prompt decoded
+// greedily on its own in a split (one-sequence) cache, with a plain Forward
+// loop.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "client_test_util.h"
+#include "engine.h"
+#include "server/scheduler.h"
+
+using namespace oscar;
+using namespace oscar::server;
+using namespace std::chrono_literals;
+
+namespace {
+
+class PoolSchedulerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new oscar::testing::TempDir();
+    const auto r = oscar::testing::run_capture(oscar::testing::kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " +
+                                               dir_->file("m.gguf"));
+    ASSERT_EQ(r.first, 0) << r.second;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    s_.model = dir_->file("m.gguf");
+    s_.n_threads = 2;
+    engine_ = tools::Engine::load(s_, Logger::quiet());
+  }
+
+  // Greedy tokens for `prompt` alone: one sequence of its own (no pool), the
+  // whole prompt in one batch.
+  std::vector<int32_t> reference(const std::vector<int32_t>& prompt, int n) {
+    auto cache = engine_->make_cache(s_, 1, (int)prompt.size() + n);
+    runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+    std::vector<runtime::BatchToken> batch;
+    for (size_t i = 0; i < prompt.size(); ++i) batch.push_back({prompt[i], 0, (int32_t)i, i + 1 == prompt.size()});
+    std::vector<float> logits = fwd.eval(batch);
+    std::vector<int32_t> out;
+    int pos = (int)prompt.size();
+    for (int k = 0; k < n; ++k) {
+      int32_t best = 0;
+      for (int v = 1; v < fwd.n_vocab(); ++v)
+        if (logits[(size_t)v] > logits[(size_t)best]) best = v;
+      out.push_back(best);
+      if (k + 1 < n) logits = fwd.eval({{best, 0, pos++, true}});
+    }
+    return out;
+  }
+
+  static Task greedy_task(std::vector<int32_t> prompt, int n) {
+    Task t;
+    t.prompt = std::move(prompt);
+    t.params.n_predict = n;
+    t.params.ignore_eos = true;
+    t.params.sampling.temperature = 0;
+    t.channel = std::make_shared<Channel>();
+    return t;
+  }
+
+  static std::pair<std::vector<int32_t>, Done> collect(Channel& ch) {
+    std::vector<int32_t> toks;
+    const auto end = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < end) {
+      for (auto& e : ch.wait(50ms)) {
+        for (const auto& t : e.tokens) toks.push_back(t.token);
+        if (e.done) return {toks, *e.done};
+      }
+    }
+    ADD_FAILURE() << "task did not finish";
+    return {toks, Done{}};
+  }
+
+  static std::vector<int32_t> prompt_of(int seed, int n) {
+    std::vector<int32_t> p;
+    for (int i = 0; i < n; ++i) p.push_back((int32_t)((seed * 31 + i * 7 + (i / 97) * 13) % 250 + 3));
+    return p;
+  }
+
+  // Runs the tasks together and checks every one against its reference.
+  void expect_all_equal_alone(Scheduler& sch, const std::vector<std::vector<int32_t>>& prompts, int n_gen) {
+    std::vector<std::shared_ptr<Channel>> chans;
+    for (const auto& p : prompts) {
+      Task t = greedy_task(p, n_gen);
+      chans.push_back(t.channel);
+      sch.submit(std::move(t));
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const auto [toks, done] = collect(*chans[i]);
+      EXPECT_EQ(done.reason, FinishReason::Length) << "prompt " << i;
+      EXPECT_EQ(toks, reference(prompts[i], n_gen)) << "prompt " << i;
+    }
+  }
+
+  static oscar::testing::TempDir* dir_;
+  tools::RunSettings s_;
+  std::unique_ptr<tools::Engine> engine_;
+};
+oscar::testing::TempDir* PoolSchedulerTest::dir_ = nullptr;
+
+// -c 2048 -np 4: a split cache would give each slot 512 positions; the pool
+// lets one conversation of 1500 tokens use most of it.
+TEST_F(PoolSchedulerTest, OneSequenceLongerThanItsSplitShare) {
+  auto cache = engine_->make_cache(s_, 4, 2048, 2048);
+  ASSERT_TRUE(cache->unified());
+  EXPECT_EQ(cache->pool_positions(), 2048);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{4, 2048, 256}, Logger::quiet());
+  expect_all_equal_alone(sch, {prompt_of(1, 1500)}, 6);
+  EXPECT_EQ(sch.stats().kv_pool_used_positions, 1536);  // 1506 positions in pages of 256
+}
+
+// The same memory as an f16 pool of 2048 positions holds, as q2_0 pages:
+// four conversations of 700 tokens (each beyond 2048 / 4) decode together,
+// where f16 would hold only 2048 positions in all.
+TEST_F(PoolSchedulerTest, FourSequencesShareAQ2PoolThatF16CouldNotHold) {
+  const int n_ctx_seq = 1024;
+  const kv::KvCache::Footprint f16 =
+      kv::KvCache::footprint(engine_->model().config(), tools::kv_config(s_, 4, n_ctx_seq), engine_->quant_table());
+  const size_t bytes = f16.fixed_bytes + 2048 * f16.bytes_per_position;
+  tools::RunSettings q2 = s_;
+  q2.cache_k = q2.cache_v = kv::CacheType::Q2_0;
+  q2.kv_hp_sink = 64;    // small f16 tiers, so most of each sequence is 2-bit
+  q2.kv_hp_recent = 128;
+  const int pool = engine_->pool_positions_for_memory(q2, 4, n_ctx_seq, bytes);
+  EXPECT_GE(pool, 4 * 768) << "q2_0 pages should hold several times the f16 positions";
+  EXPECT_EQ(engine_->pool_positions_for_memory(s_, 4, n_ctx_seq, bytes), 2048);
+
+  s_ = q2;
+  auto cache = engine_->make_cache(s_, 4, n_ctx_seq, pool);
+  EXPECT_LE(cache->bytes_allocated(), bytes);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{4, n_ctx_seq, 128}, Logger::quiet());
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 4; ++i) prompts.push_back(prompt_of(10 + i, 700 + 3 * i));
+  expect_all_equal_alone(sch, prompts, 5);
+  EXPECT_EQ(sch.stats().kv_slots_dropped, 0u);
+}
+
+// A pool of 4 pages and 2 slots: the second 600-token request waits until
+// the first is done, then takes the first slot's idle pages (least
+// recently used first), whose cached tokens are no longer reusable.
+TEST_F(PoolSchedulerTest, ShortPoolQueuesThenDropsTheIdleSlot) {
+  auto cache = engine_->make_cache(s_, 2, 1024, 1024);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 1024, 256}, Logger::quiet());
+  const auto a = prompt_of(3, 600), b = prompt_of(4, 600);
+  Task ta = greedy_task(a, 4), tb = greedy_task(b, 4);
+  auto ca = ta.channel, cb = tb.channel;
+  sch.submit(std::move(ta));
+  sch.submit(std::move(tb));
+  const auto [toks_a, done_a] = collect(*ca);
+  const auto [toks_b, done_b] = collect(*cb);
+  EXPECT_EQ(toks_a, reference(a, 4));
+  EXPECT_EQ(toks_b, reference(b, 4));
+  // b waited for a's whole run in the queue.
+  EXPECT_GE(done_b.timings.queue_ms, done_a.timings.prompt_ms);
+  EXPECT_EQ(sch.stats().kv_slots_dropped, 1u);
+  // a's cache is gone: asking again reuses nothing.
+  Task again = greedy_task(a, 2);
+  auto cg = again.channel;
+  sch.submit(std::move(again));
+  EXPECT_EQ(collect(*cg).second.timings.n_cached, 0);
+}
+
+// Two generations that outgrow a 2-page pool together: the first to need a
+// page it cannot have ends with "length" (its tokens so far intact); its
+// slot, now idle, gives its pages to the other, which runs to the end.
+TEST_F(PoolSchedulerTest, PoolExhaustedMidGenerationEndsWithLength) {
+  auto cache = engine_->make_cache(s_, 2, 512, 512);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 512, 64}, Logger::quiet());
+  const auto a = prompt_of(5, 200), b = prompt_of(6, 200);
+  Task ta = greedy_task(a, 100), tb = greedy_task(b, 100);
+  auto ca = ta.channel, cb = tb.channel;
+  sch.submit(std::move(ta));
+  sch.submit(std::move(tb));
+  const auto [toks_a, done_a] = collect(*ca);
+  const auto [toks_b, done_b] = collect(*cb);
+  EXPECT_EQ(done_a.reason, FinishReason::Length);
+  ASSERT_LT(toks_a.size(), 100u);
+  const auto ref_a = reference(a, 100);
+  EXPECT_EQ(toks_a, std::vector<int32_t>(ref_a.begin(), ref_a.begin() + (long)toks_a.size()));
+  EXPECT_EQ(toks_b, reference(b, 100));
+  EXPECT_EQ(sch.stats().kv_slots_dropped, 1u);
+}
+
+}  // namespace
