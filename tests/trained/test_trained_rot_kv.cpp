@@ -163,13 +163,18 @@ double mean_kld(const std::string& out) {
   return std::regex_search(out, m, re) ? std::stod(m[1]) : -1;
 }
 
-// The committed quality order on a fixed held-out slice (the first 4 windows
+// The committed quality order on a fixed held-out slice (the first 2 windows
 // of 1024 tokens), q2_0 K and V with no f16 tiers so every cached row is
-// 2-bit: models/oscar-tiny/README.md has the full table.
+// 2-bit: models/oscar-tiny/README.md has the full table. On this model the
+// calibrated rotations and the data-free Hadamard are equally good (within
+// 2% mean KLD on 4 windows, either one ahead depending on the setting; the
+// README says why), and both are far better than unrotated rows. The test
+// holds both facts: a broken calibration or bake (wrong basis, a rotation
+// not undone) would fall towards "none" or worse.
 TEST(TrainedRotKv, KldOrderOnHeldOutText) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path.empty());
-  const std::string common = kBin + "/oscar-perplexity -f " + kHeldout + " -c 1024 --chunks 4 -t 2";
+  const std::string common = kBin + "/oscar-perplexity -f " + kHeldout + " -c 1024 --chunks 2 -t 2";
   const std::string kld = tmp / "f16.kld";
   {
     auto [rc, out] = sh(common + " -m " + kBase + " --kl-divergence-base " + kld);
@@ -188,9 +193,9 @@ TEST(TrainedRotKv, KldOrderOnHeldOutText) {
   const double hadamard = run(" -m " + kBase);
   const double none = run(" -m " + kBase + " --kv-no-hadamard");
   std::printf("mean KLD: calibrated %.5f, hadamard %.5f, none %.5f\n", calibrated, hadamard, none);
-  EXPECT_LT(calibrated, none);
-  EXPECT_LT(hadamard, none);
-  // KLD_ORDER_CALIBRATED_VS_HADAMARD
+  EXPECT_LT(calibrated, 0.8 * none);
+  EXPECT_LT(hadamard, 0.8 * none);
+  EXPECT_LT(std::fabs(calibrated - hadamard), 0.1 * hadamard);
 }
 
 }  // namespace
