@@ -35,6 +35,10 @@ def load(path, dtype=torch.float64):
     model = Qwen3(cfg)
     state = {}
     for name, arr in g.tensors.items():
+        if name.endswith("_rot.weight"):
+            # OSCAR rotations (a rot-kv file) act on the KV cache only: an
+            # orthogonal change of basis that leaves the model's function as is.
+            continue
         if name == "token_embd.weight":
             key = "tok_embd.weight"
         elif name == "output_norm.weight":
