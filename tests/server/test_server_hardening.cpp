@@ -30,6 +30,12 @@ constexpr size_t kDeep = 75000;
 std::string deep_array() { return repeat("[", kDeep) + "1" + repeat("]", kDeep); }
 std::string deep_object() { return repeat("{\"a\":", kDeep) + "1" + repeat("}", kDeep); }
 
+std::string hex(size_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%zx", n);
+  return buf;
+}
+
 long ms_since(Clock::time_point t0) {
   return (long)std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
 }
@@ -86,6 +92,161 @@ TEST_F(ServerHardening, DeepNestingIsRejectedAndTheServerLives) {
       ASSERT_TRUE(healthy(srv.port())) << "server died on " << path << " " << what << "\n" << srv.log();
     }
   }
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// Each bad Content-Length is answered at once (the old server waited for
+// the body, up to --timeout), and the connection is closed.
+TEST_F(ServerHardening, BadContentLengthIsAnsweredAtOnce) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "length"), "");
+  const std::string head = "POST /tokenize HTTP/1.1\r\nHost: x\r\n" + kAuth;
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"Content-Length: -5\r\n", 400},
+      {"Content-Length: 9223372036854775807\r\n", 413},
+      {"Content-Length: 18446744073709551616\r\n", 413},
+      {"Content-Length: 52428800\r\n", 413},  // 50 MB announced, 10 bytes sent
+      {"Content-Length: 12abc\r\n", 400},
+      {"Content-Length: 10\r\nContent-Length: 11\r\n", 400},
+      {"Content-Length: 10\r\nContent-Length: 10\r\n", 400},
+      {"Content-Length: 10\r\nTransfer-Encoding: chunked\r\n", 400},
+  };
+  for (const auto& [header, want] : cases) {
+    RawConnection c(srv.port());
+    const auto t0 = Clock::now();
+    ASSERT_TRUE(c.send(head + header + "\r\n{\"content\""));
+    const std::string answer = c.read_until_close(3000);
+    EXPECT_EQ(RawConnection::status(answer), want) << header << answer;
+    EXPECT_TRUE(c.closed_by_peer()) << header;
+    EXPECT_LT(ms_since(t0), 1000) << header;
+  }
+  EXPECT_TRUE(healthy(srv.port()));
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// A POST with neither a length nor a body has an empty body (RFC 9112),
+// not one that ends when the client closes.
+TEST_F(ServerHardening, PostWithoutLengthHasAnEmptyBody) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "nolength"), "");
+  RawConnection c(srv.port());
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(c.send("POST /tokenize HTTP/1.1\r\nHost: x\r\n" + kAuth + "\r\n"));
+  const std::string answer = c.read_responses(1, 3000);
+  EXPECT_EQ(RawConnection::status(answer), 400) << answer;  // "" is not a JSON object
+  EXPECT_LT(ms_since(t0), 1000);
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// Chunked bodies count against --max-body-bytes; only "chunked" is a known
+// transfer coding, and compressed bodies are refused (no inflate bombs).
+TEST_F(ServerHardening, ChunkedBodiesAndCodings) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "chunked", {"--max-body-bytes", "1048576"}), "");
+  const std::string head = "POST /tokenize HTTP/1.1\r\nHost: x\r\n" + kAuth;
+  // 2 MiB in 64 KiB chunks: 413, answered before the whole body is sent.
+  {
+    RawConnection c(srv.port());
+    ASSERT_TRUE(c.send(head + "Transfer-Encoding: chunked\r\n\r\n"));
+    const std::string chunk = "10000\r\n" + std::string(65536, 'a') + "\r\n";
+    for (int i = 0; i < 32 && c.send(chunk); ++i) {
+    }
+    const std::string answer = c.read_until_close(5000);
+    EXPECT_EQ(RawConnection::status(answer), 413) << answer.substr(0, 300);
+  }
+  // A small chunked body works, split mid-chunk, with a trailer.
+  {
+    const std::string body = R"({"content":"hello world"})";
+    const std::string answer =
+        raw_exchange(srv.port(), head + "Transfer-Encoding: chunked\r\n\r\n5\r\n" + body.substr(0, 5) + "\r\n" +
+                                     "1;ext=1\r\n" + body.substr(5, 1) + "\r\n" + hex(body.size() - 6) +
+                                     "\r\n" + body.substr(6) + "\r\n0\r\nX-Trailer: 1\r\n\r\n");
+    EXPECT_EQ(RawConnection::status(answer), 200) << answer;
+    EXPECT_NE(answer.find("\"tokens\""), std::string::npos) << answer;
+  }
+  EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), head + "Transfer-Encoding: gzip\r\n\r\n")), 501);
+  EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), head + "Transfer-Encoding: gzip, chunked\r\n\r\n")), 501);
+  EXPECT_EQ(RawConnection::status(raw_exchange(
+                srv.port(), head + "Content-Encoding: gzip\r\nContent-Length: 4\r\n\r\nabcd")),
+            415);
+  EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), head + "Transfer-Encoding: chunked\r\n\r\nzz\r\n")), 400);
+  EXPECT_TRUE(healthy(srv.port()));
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// Three requests in one write get three answers, in order.
+TEST_F(ServerHardening, PipelinedRequestsAreAnsweredInOrder) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "pipeline"), "");
+  RawConnection c(srv.port());
+  ASSERT_TRUE(c.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n" +
+                     post_json("/tokenize", R"({"content":"a b c"})", kAuth) +
+                     "GET /nowhere HTTP/1.1\r\nHost: x\r\n" + kAuth + "\r\n"));
+  const std::string answer = c.read_responses(3, 5000);
+  EXPECT_EQ(RawConnection::complete_responses(answer), 3u) << answer;
+  EXPECT_EQ(RawConnection::statuses(answer), (std::vector<int>{200, 200, 404})) << answer;
+  EXPECT_NE(answer.find("\"tokens\""), std::string::npos);
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// "Connection: close" closes the connection right after the answer, error
+// answers included (the old server kept them open for the keep-alive time).
+TEST_F(ServerHardening, ConnectionCloseIsHonoured) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "close"), "");
+  for (const std::string& req : {std::string("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                                 "GET /nowhere HTTP/1.1\r\nHost: x\r\n" + kAuth + "Connection: close\r\n\r\n",
+                                 post_json("/tokenize", "{", kAuth + "Connection: close\r\n")}) {
+    RawConnection c(srv.port());
+    const auto t0 = Clock::now();
+    ASSERT_TRUE(c.send(req));
+    const std::string answer = c.read_until_close(4000);
+    EXPECT_NE(RawConnection::status(answer), 0) << req;
+    EXPECT_TRUE(c.closed_by_peer()) << req;
+    EXPECT_LT(ms_since(t0), 1000) << req;
+  }
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// A key with a NUL byte is not the key before the NUL.
+TEST_F(ServerHardening, ControlBytesInHeadersAreRefused) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "nul"), "");
+  const std::string nul_key = std::string("Authorization: Bearer ") + kKey + std::string("\0garbage", 8) + "\r\n";
+  EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), "GET /v1/models HTTP/1.1\r\nHost: x\r\n" + nul_key + "\r\n")),
+            401);
+  EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), "GET /v1/models HTTP/1.1\r\nHost: x\r\n" + kAuth + "\r\n")),
+            200);
+  EXPECT_EQ(RawConnection::status(raw_exchange(
+                srv.port(), "GET /health HTTP/1.1\r\nHost: x\r\nX-Other: a\x01" "b\r\n\r\n")),
+            400);
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// More half-sent requests than HTTP workers: /health still answers at
+// once, and the stragglers are closed within the read timeout.
+TEST_F(ServerHardening, HalfSentRequestsCannotExhaustTheWorkers) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "slow", {"--threads-http", "4", "--read-timeout", "2"}), "");
+  std::vector<RawConnection> slow;
+  for (int i = 0; i < 6; ++i) {
+    slow.emplace_back(srv.port());
+    // Half the clients stop inside the head, half inside the body.
+    ASSERT_TRUE(slow.back().send(i % 2 ? "POST /tokenize HTTP/1.1\r\nHost: x\r\n"
+                                       : "POST /tokenize HTTP/1.1\r\nHost: x\r\n" + kAuth +
+                                             "Content-Length: 100\r\n\r\n{\"content\":"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(healthy(srv.port()));
+  EXPECT_LT(ms_since(t0), 1000);
+  const auto t1 = Clock::now();
+  for (auto& c : slow) {
+    const std::string answer = c.read_until_close(6000);
+    EXPECT_TRUE(c.closed_by_peer());
+    EXPECT_EQ(RawConnection::status(answer), 408) << answer;
+  }
+  EXPECT_LT(ms_since(t1), 4000);
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 

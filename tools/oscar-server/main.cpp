@@ -4,8 +4,8 @@
 //   oscar-server -m model.gguf -c 8192 -np 4 --host 127.0.0.1 --port 8080
 //
 // It listens before the model is loaded (/health answers 503 until ready).
-// SIGINT/SIGTERM stop new requests, let running ones finish, then exit; a
-// second signal cancels what is still running.
+// SIGINT/SIGTERM stop new requests, let running ones finish (within
+// --timeout), then exit; a second signal cancels what is still running.
 #include <httplib.h>
 #include <signal.h>
 
@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "engine.h"
 #include "run_settings.h"
+#include "server/http_server.h"
 #include "server/routes.h"
 #include "server/scheduler.h"
 #include "server/server_context.h"
@@ -38,6 +39,51 @@ std::string read_text(const std::string& path, const char* what) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// Exits the process if shutdown has not finished by `limit` (a handler
+// stuck in a write, a wedged generation): stopping must always end.
+void exit_no_later_than(std::chrono::seconds limit) {
+  std::thread([limit] {
+    std::this_thread::sleep_for(limit);
+    std::fprintf(stderr, "oscar-server: shutdown did not finish in %lld s: exiting now\n", (long long)limit.count());
+    std::_Exit(3);
+  }).detach();
+}
+
+// The first signal drains: /health turns 503, new generations get 503,
+// idle kept-alive connections close, running generations get up to
+// --timeout to finish. A second signal (or the end of --timeout) cancels
+// them; their streams end with finish_reason "cancelled" and an error event.
+void drain(server::ServerContext& ctx, server::Scheduler& scheduler, const sigset_t& stop_signals, int sig,
+           int timeout_s, const Logger& log) {
+  log.info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+           ": finishing running requests (at most " + std::to_string(timeout_s) + " s), then exiting");
+  ctx.begin_drain();
+  // The drain limit, then time to cancel, answer and close connections.
+  exit_no_later_than(std::chrono::seconds(timeout_s) + std::chrono::seconds(15));
+  std::atomic<bool> drained{false};
+  std::thread waiter([&] {
+    scheduler.shutdown();
+    drained.store(true);
+  });
+  const auto drain_end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool cancelled = false;
+  while (!drained.load()) {
+    const timespec wait{0, 100'000'000};
+    const bool second = sigtimedwait(&stop_signals, nullptr, &wait) > 0;
+    const bool overdue = std::chrono::steady_clock::now() >= drain_end;
+    if (!cancelled && (second || overdue)) {
+      log.info(second ? "second signal: cancelling running requests"
+                      : "--timeout reached while draining: cancelling running requests");
+      cancelled = true;
+      exit_no_later_than(std::chrono::seconds(10));
+      scheduler.cancel_all();
+    }
+  }
+  waiter.join();
+  // Let the handlers write their last events before the sockets close.
+  for (int i = 0; i < 200 && ctx.in_flight.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
 }
 
 int run(int argc, char** argv) {
@@ -69,12 +115,22 @@ int run(int argc, char** argv) {
   defaults.n_predict = s.n_predict;
   server::ServerContext ctx(ss, defaults);
 
-  httplib::Server svr;
+  // Requests are read and checked by our layer before httplib sees them
+  // (server/http_server.h says why): a short read timeout for heads and
+  // bodies, the generation timeout only for writing responses.
   const int n_http = ss.threads_http > 0 ? ss.threads_http : std::max(16, 4 * ss.n_parallel + 4);
-  svr.new_task_queue = [n_http] { return new httplib::ThreadPool((size_t)n_http); };
-  svr.set_payload_max_length(ss.max_body_bytes);
-  svr.set_read_timeout(ss.timeout_s, 0);
-  svr.set_write_timeout(ss.timeout_s, 0);
+  server::HttpServerLimits limits;
+  limits.max_body_bytes = ss.max_body_bytes;
+  limits.read_timeout = std::chrono::seconds(ss.read_timeout_s);
+  limits.write_timeout = std::chrono::seconds(ss.timeout_s);
+  limits.workers = n_http;
+  limits.connections = std::max(64, 4 * n_http);
+  limits.keys_configured = !ss.api_keys.empty();
+  server::HardenedHttpServer svr(limits, [&ctx] { return ctx.draining(); },
+                                 [&ctx](int) {
+                                   ctx.counters.requests++;
+                                   ctx.counters.errors++;
+                                 });
   server::register_routes(svr, ctx);
   int port = ss.port;
   if (port == 0) {
@@ -144,25 +200,7 @@ int run(int argc, char** argv) {
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  log.info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-           ": finishing running requests, then exiting");
-  ctx.begin_drain();
-  // A second signal while draining cancels what is still running.
-  std::atomic<bool> drained{false};
-  std::thread drain([&] {
-    scheduler->shutdown();
-    drained.store(true);
-  });
-  while (!drained.load()) {
-    const timespec wait{0, 100'000'000};
-    if (sigtimedwait(&stop_signals, nullptr, &wait) > 0) {
-      log.info("second signal: cancelling running requests");
-      scheduler->cancel_all();
-    }
-  }
-  drain.join();
-  // Let the handlers write their last events before the sockets close.
-  for (int i = 0; i < 200 && ctx.in_flight.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  drain(ctx, *scheduler, stop_signals, sig, ss.timeout_s, log);
   stop_http();
   log.info("stopped");
   return 0;

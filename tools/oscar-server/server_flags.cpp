@@ -48,6 +48,7 @@ bool ServerFlags::handle(const std::string& f, const std::function<std::string()
       if (!line.empty()) s.api_keys.push_back(line);
     }
   } else if (f == "-to" || f == "--timeout") s.timeout_s = to_int(f, next(), 1, 1 << 30);
+  else if (f == "--read-timeout") s.read_timeout_s = to_int(f, next(), 1, 3600);
   else if (f == "-a" || f == "--alias") s.alias = next();
   else if (f == "--metrics") s.metrics = true;
   else if (f == "--threads-http") s.threads_http = to_int(f, next(), -1, 1024);
@@ -69,7 +70,10 @@ std::string server_usage() {
          "  -np, --parallel N        slots decoding together (default 4); -c is divided among them\n"
          "  --api-key KEY[,KEY]      require a key (Authorization: Bearer KEY) on every endpoint but /health\n"
          "  --api-key-file FILE      keys, one per line\n"
-         "  -to, --timeout N         socket read/write timeout in seconds (default 600)\n"
+         "  -to, --timeout N         generation timeout: the longest a response may take to write, and\n"
+         "                           the drain limit at shutdown, in seconds (default 600)\n"
+         "  --read-timeout N         seconds a client has to send a request's head and body (plus 1 s\n"
+         "                           per MiB of body); slower or idle connections are closed (default 10)\n"
          "  -a, --alias NAME         model name reported by the API\n"
          "  --metrics                enable GET /metrics (Prometheus)\n"
          "  --threads-http N         HTTP worker threads\n"
