@@ -77,6 +77,8 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
         if (!e.done) continue;
         if (e.done->reason == FinishReason::Error)
           throw ApiError(500, "generation failed: " + e.done->error, "server_error");
+        if (e.done->reason == FinishReason::Cancelled)  // the client is here, so the server cut it
+          throw ApiError(503, "the server is shutting down: the generation was stopped", "unavailable_error");
         reply_json(res, shaper->response());
         return;
       }
@@ -107,6 +109,9 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
             out = sse_error(500, "generation failed: " + e.done->error);
           } else {
             for (const Json& c : st->shaper->chunks(e)) out += sse_data(c);
+            // Cut by a shutdown: finish_reason "cancelled", then an error event.
+            if (e.done && e.done->reason == FinishReason::Cancelled)
+              out += sse_error(503, "the server is shutting down: the generation was stopped");
           }
           if (e.done && st->shaper->done_marker()) out += sse_done();
           if (!out.empty() && !sink.write(out.data(), out.size())) {

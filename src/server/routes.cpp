@@ -28,6 +28,8 @@ Json model_list(const ServerContext& ctx) {
 void register_misc(httplib::Server& svr, ServerContext& ctx) {
   auto health = [&ctx](const Request&, Response& res) {
     if (!ctx.ready()) return reply_error(res, ApiError(503, "Loading model", "unavailable_error"));
+    // Draining: balancers must stop sending here before the process goes.
+    if (ctx.draining()) return reply_error(res, ApiError(503, "the server is shutting down", "unavailable_error"));
     reply_json(res, {{"status", "ok"}});
   };
   svr.Get("/health", health);

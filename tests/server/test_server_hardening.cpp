@@ -4,6 +4,8 @@
 // Raw sockets (raw_http.h), because client libraries never send these.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <thread>
 
@@ -248,6 +250,68 @@ TEST_F(ServerHardening, HalfSentRequestsCannotExhaustTheWorkers) {
   }
   EXPECT_LT(ms_since(t1), 4000);
   EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// SIGTERM while a client is half-way through a request: the server exits
+// at once, not after the read or generation timeout.
+TEST_F(ServerHardening, SigtermWithAHalfSentRequestExitsPromptly) {
+  ServerProcess srv;
+  ASSERT_EQ(start(srv, "sig-half"), "");
+  RawConnection half(srv.port());
+  ASSERT_TRUE(half.send("POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"));
+  RawConnection idle(srv.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = Clock::now();
+  srv.signal(SIGTERM);
+  EXPECT_EQ(srv.wait_exit(5000), 0) << srv.log();
+  EXPECT_LT(ms_since(t0), 3000);
+}
+
+// The drain: /health says 503, new generations are refused, idle
+// kept-alive connections close at once, the running stream goes on; a
+// second signal cuts it with finish_reason "cancelled" and an error event.
+TEST_F(ServerHardening, ShutdownDrainsThenCancelsVisibly) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "8192", "-np", "1", "-t", "2"},
+                      dir_->file("drain.log")),
+            "");
+  RawConnection kept(srv.port());
+  ASSERT_TRUE(kept.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_EQ(RawConnection::status(kept.read_responses(1, 3000)), 200);
+
+  RawConnection stream(srv.port());
+  ASSERT_TRUE(stream.send(post_json("/v1/completions",
+                                    R"({"prompt":"go","max_tokens":8000,"ignore_eos":true,"stream":true})")));
+  std::string streamed;
+  for (int i = 0; i < 100 && streamed.find("data: ") == std::string::npos; ++i)
+    streamed += stream.read_responses(99, 50);
+  ASSERT_NE(streamed.find("data: "), std::string::npos) << streamed;
+
+  srv.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The idle kept-alive connection was closed by the server.
+  kept.read_until_close(700);
+  EXPECT_TRUE(kept.closed_by_peer());
+  const std::string health = raw_exchange(srv.port(), "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 2000);
+  EXPECT_EQ(RawConnection::status(health), 503) << health;
+  const std::string refused =
+      raw_exchange(srv.port(), post_json("/v1/completions", R"({"prompt":"go","max_tokens":2})"), 2000);
+  EXPECT_EQ(RawConnection::status(refused), 503) << refused;
+
+  // Still generating after the first signal.
+  streamed += stream.read_responses(99, 300);
+  EXPECT_EQ(streamed.find("finish_reason\":\"cancelled"), std::string::npos);
+  const size_t before = streamed.size();
+  streamed += stream.read_responses(99, 300);
+  EXPECT_GT(streamed.size(), before) << "the stream stopped during the drain";
+
+  const auto t0 = Clock::now();
+  srv.signal(SIGTERM);
+  streamed += stream.read_until_close(5000);
+  EXPECT_NE(streamed.find("\"finish_reason\":\"cancelled\""), std::string::npos) << streamed.substr(streamed.size() - 600);
+  EXPECT_NE(streamed.find("shutting down"), std::string::npos) << streamed.substr(streamed.size() - 600);
+  EXPECT_EQ(srv.wait_exit(5000), 0) << srv.log();
+  EXPECT_LT(ms_since(t0), 5000);
 }
 
 }  // namespace
