@@ -37,11 +37,27 @@ uint64_t random_seed() {
   return ((uint64_t)rd() << 32) ^ rd();
 }
 
-// Keeps ctx.in_flight up while a generation is being served (shutdown waits on it).
+// Keeps ctx.in_flight up while a generation is being served (shutdown waits
+// on it), and counts how an accepted one ended, exactly once: as its Done
+// says, or cancelled when it ends without one (client gone, write failed).
 struct InFlight {
   explicit InFlight(ServerContext& c) : ctx(c) { ctx.in_flight++; }
-  ~InFlight() { ctx.in_flight--; }
+  ~InFlight() {
+    if (accepted) {
+      auto& c = ctx.counters;
+      (reason == FinishReason::Error       ? c.generations_failed
+       : reason == FinishReason::Cancelled ? c.generations_cancelled
+                                           : c.generations_finished)++;
+    }
+    ctx.in_flight--;
+  }
+  void accept() {
+    accepted = true;
+    ctx.counters.generations++;
+  }
   ServerContext& ctx;
+  bool accepted = false;
+  FinishReason reason = FinishReason::Cancelled;
 };
 
 struct StreamState {
@@ -59,7 +75,7 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
   task.channel = channel;
   auto in_flight = std::make_unique<InFlight>(ctx);
   ctx.model().scheduler->submit(std::move(task));
-  ctx.counters.generations++;
+  in_flight->accept();
   const ConnectionProbe probe =
       ConnectionProbe::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
 
@@ -75,6 +91,7 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
       for (const auto& e : events) {
         shaper->chunks(e);
         if (!e.done) continue;
+        in_flight->reason = e.done->reason;
         if (e.done->reason == FinishReason::Error)
           throw ApiError(500, "generation failed: " + e.done->error, "server_error");
         if (e.done->reason == FinishReason::Cancelled)  // the client is here, so the server cut it
@@ -120,6 +137,7 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
           }
           if (e.done) {
             st->finished = true;
+            st->in_flight->reason = e.done->reason;
             st->in_flight.reset();
             sink.done();
             return true;

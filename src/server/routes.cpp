@@ -78,9 +78,11 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
     if (!ctx.settings().slots_endpoint)
       return reply_error(res, ApiError(501, "This server does not support slots endpoint.", "not_supported_error"));
     Json out = Json::array();
+    const Json tiers = to_json(ctx.model().kv_tiers);
     for (const SlotInfo& s : ctx.model().scheduler->slots())
       out.push_back({{"id", s.id}, {"n_ctx", s.n_ctx}, {"is_processing", s.processing},
-                     {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded}});
+                     {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded},
+                     {"kv_cache_tiers", tiers}});
     reply_json(res, out);
   });
 

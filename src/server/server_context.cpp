@@ -93,6 +93,7 @@ Json ServerContext::props() const {
           {"eos_token", m.tokenizer->vocab().eos() != tok::kNoToken ? m.tokenizer->vocab().text(m.tokenizer->vocab().eos()) : ""},
           {"modalities", {{"vision", false}, {"audio", false}}},
           {"kv_cache", m.kv_description},
+          {"kv_cache_tiers", to_json(m.kv_tiers)},
           {"build_info", "oscar.cpp"},
           {"webui", false}};
 }

@@ -12,6 +12,7 @@
 
 #include "chat/chat_output_parser.h"
 #include "chat/chat_template.h"
+#include "server/cache_tiers.h"
 #include "server/metrics.h"
 #include "server/request_parse.h"
 #include "server/scheduler.h"
@@ -32,6 +33,7 @@ struct LoadedModel {
   int n_layer = 0;
   long long file_bytes = 0;
   std::string kv_description;
+  CacheTierReport kv_tiers;  // shown in /props and /slots (with a warning when the 2-bit tier is unusable)
   std::string template_source;  // the model's or --chat-template-file's; ChatML when neither
   std::unique_ptr<chat::ChatTemplate> tmpl;
   chat::ChatOutputFormat output_format;

@@ -353,4 +353,60 @@ TEST_F(ServerHardening, MemoryReturnsToItsPlateauAfterLargeBodies) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
+// The issue's configuration: q2_0 with the default f16 tiers in 1024-position
+// slots. The server says so at start-up and in /props and /slots.
+TEST_F(ServerHardening, UnreachableQuantizedTierIsReported) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server",
+                      {"-m", model(), "-c", "4096", "-np", "4", "-t", "2", "-fa", "on", "-ctk", "q2_0", "-ctv", "q2_0"},
+                      dir_->file("tiers.log")),
+            "");
+  EXPECT_NE(srv.log().find("q2_0 tier is unreachable: f16 sink 512 + recent 2048"), std::string::npos) << srv.log();
+  const std::string props = raw_exchange(srv.port(), "GET /props HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(props.find("\"max_quantized_positions\":0,\"warning\":\"the q2_0 tier is unreachable"), std::string::npos)
+      << props;
+  const std::string slots = raw_exchange(srv.port(), "GET /slots HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(slots.find("tier is unreachable"), std::string::npos) << slots;
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+double metric_value(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
+}
+
+// /metrics: every accepted generation is counted once when it ends, so the
+// counters add up (before, cancelled ones were also counted as finished).
+TEST_F(ServerHardening, GenerationCountersAddUp) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "4096", "-np", "2", "-t", "2", "--metrics"},
+                      dir_->file("metrics.log")),
+            "");
+  for (int i = 0; i < 3; ++i) {
+    const std::string a = raw_exchange(srv.port(), post_json("/v1/completions", R"({"prompt":"go","max_tokens":4})"));
+    ASSERT_EQ(RawConnection::status(a), 200) << a;
+  }
+  {
+    // A stream whose client leaves after its first event.
+    RawConnection c(srv.port());
+    ASSERT_TRUE(c.send(post_json("/v1/completions",
+                                 R"({"prompt":"go","max_tokens":1500,"ignore_eos":true,"stream":true})")));
+    std::string got;
+    for (int i = 0; i < 100 && got.find("data: ") == std::string::npos; ++i) got += c.read_responses(9, 50);
+    ASSERT_NE(got.find("data: "), std::string::npos);
+  }
+  std::string m;
+  for (int i = 0; i < 50; ++i) {  // until the cancelled stream is accounted for
+    m = raw_exchange(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    if (metric_value(m, "oscar:generations_in_flight") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(metric_value(m, "oscar:generation_requests_total"), 4) << m;
+  EXPECT_EQ(metric_value(m, "oscar:generations_finished_total"), 3) << m;
+  EXPECT_EQ(metric_value(m, "oscar:generations_cancelled_total"), 1) << m;
+  EXPECT_EQ(metric_value(m, "oscar:generations_failed_total"), 0) << m;
+  EXPECT_EQ(metric_value(m, "oscar:generations_in_flight"), 0) << m;
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
 }  // namespace

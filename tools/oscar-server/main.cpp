@@ -179,6 +179,8 @@ int run(int argc, char** argv) {
       m->file_bytes = f ? (long long)f.tellg() : 0;
     }
     m->kv_description = cache->describe();
+    m->kv_tiers = server::check_cache_tiers(cache->config(), n_ctx, ss.n_parallel);
+    if (!m->kv_tiers.warning.empty()) log.warn("KV cache: " + m->kv_tiers.warning);
     const tok::Vocab& vocab = engine->tokenizer().vocab();
     if (!s.chat_template_file.empty()) m->template_source = read_text(s.chat_template_file, "--chat-template-file");
     else if (!vocab.chat_template().empty()) m->template_source = vocab.chat_template();
