@@ -1,5 +1,6 @@
 #include "server/http_framing.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace oscar::server {
@@ -90,9 +91,9 @@ RequestHead refuse(RequestHead h, int status, std::string why) {
 
 }  // namespace
 
-size_t request_head_length(std::string_view data) {
+size_t request_head_length(std::string_view data, size_t searched) {
   const size_t start = skip_leading_crlf(data);
-  const size_t end = data.find("\r\n\r\n", start);
+  const size_t end = data.find("\r\n\r\n", std::max(start, searched < 3 ? 0 : searched - 3));
   return end == std::string_view::npos ? 0 : end + 4;
 }
 

@@ -33,7 +33,9 @@ struct RequestHead {
 
 // Length of the head at the start of `data` (through the blank line, after
 // any empty lines before the request line), or 0 when it is not complete.
-size_t request_head_length(std::string_view data);
+// `searched` bytes are known not to hold the end yet (a caller that reads
+// in pieces passes what it had before, so each byte is scanned about once).
+size_t request_head_length(std::string_view data, size_t searched = 0);
 
 // Checks a complete head (as request_head_length delimits it). Refuses
 // (400) malformed request lines, header lines that are not "name: value",

@@ -235,9 +235,10 @@ ReadRequest read_request(ConnectionReader& in, const HttpServerLimits& lim, mill
     if (f != Fill::Timeout || Clock::now() >= idle_end) return ended();
   }
   const auto start = Clock::now();
-  size_t head_len;
-  while ((head_len = request_head_length(in.buffer())) == 0) {
+  size_t head_len, searched = 0;
+  while ((head_len = request_head_length(in.buffer(), searched)) == 0) {
     if (in.buffer().size() > kMaxRequestHeadBytes) return refusal(431, "request head too large");
+    searched = in.buffer().size();
     const Fill f = in.fill(start + lim.read_timeout);
     if (f == Fill::Timeout) return refusal(408, "the request head did not arrive within the read timeout");
     if (f != Fill::Data) return ended();

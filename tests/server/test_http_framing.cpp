@@ -18,6 +18,9 @@ TEST(HttpFraming, HeadLength) {
   EXPECT_EQ(request_head_length("GET / HTTP/1.1\r\nHost: a\r\n"), 0u);
   EXPECT_EQ(request_head_length("GET / HTTP/1.1\r\n\r\nBODY"), 18u);
   EXPECT_EQ(request_head_length("\r\n\r\nGET / HTTP/1.1\r\n\r\n"), 22u);  // empty lines before a request
+  // Resuming a search: the end may straddle what was already searched.
+  EXPECT_EQ(request_head_length("GET / HTTP/1.1\r\n\r\n", 17), 18u);
+  EXPECT_EQ(request_head_length("GET / HTTP/1.1\r\n\r\n", 15), 18u);
 }
 
 TEST(HttpFraming, ContentLength) {
