@@ -181,6 +181,21 @@ struct Dumper {
 
 }  // namespace
 
+nlohmann::ordered_json parse_json_bounded(std::string_view text, int max_depth) {
+  using J = nlohmann::ordered_json;
+  struct TooDeep {};
+  const J::parser_callback_t limit = [max_depth](int depth, J::parse_event_t event, J&) {
+    if ((event == J::parse_event_t::object_start || event == J::parse_event_t::array_start) && depth >= max_depth)
+      throw TooDeep{};
+    return true;
+  };
+  try {
+    return J::parse(text.begin(), text.end(), limit, /*allow_exceptions=*/false);
+  } catch (const TooDeep&) {
+    return J(J::value_t::discarded);
+  }
+}
+
 Value value_from_json(const nlohmann::ordered_json& j) { return from_json_impl(j, 0); }
 Value value_from_json(const nlohmann::json& j) { return from_json_impl(j, 0); }
 nlohmann::ordered_json value_to_json(const Value& v) { return to_json_impl(v, 0); }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,11 @@ namespace oscar::chat {
 // caller wrote; plain nlohmann::json has already sorted the keys).
 Value value_from_json(const nlohmann::ordered_json& j);
 Value value_from_json(const nlohmann::json& j);
+// Parses JSON text from outside (model output, request fields) whose
+// nesting stays within `max_depth`: returns a discarded value for malformed
+// text and for text nested deeper, stopping at the first bracket too deep,
+// so no deep value is ever built (and later copied or dumped recursively).
+nlohmann::ordered_json parse_json_bounded(std::string_view text, int max_depth = 128);
 // The reverse, for callers that want structured data back (tuples become
 // arrays); throws TypeError for values JSON cannot hold.
 nlohmann::ordered_json value_to_json(const Value& v);

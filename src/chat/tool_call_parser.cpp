@@ -1,5 +1,6 @@
 #include "chat/tool_call_parser.h"
 
+#include "chat/json_io.h"
 #include "chat/stream_util.h"
 
 namespace oscar::chat {
@@ -24,7 +25,7 @@ ojson scalar(std::string_view text) {
   if (t == "None") return nullptr;
   if (t == "True") return true;
   if (t == "False") return false;
-  ojson j = ojson::parse(t, nullptr, false);
+  ojson j = parse_json_bounded(t);
   if (!j.is_discarded() && !j.is_object() && !j.is_array()) return j;
   return std::string(text);
 }
@@ -51,7 +52,7 @@ bool parse_function_tag(std::string_view body, ToolCall* out) {
     // The template writes "\n" + value + "\n" around each value.
     if (!value.empty() && value.front() == '\n') value.remove_prefix(1);
     if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
-    ojson j = ojson::parse(value, nullptr, false);
+    ojson j = parse_json_bounded(value);
     out->arguments[key] = (!j.is_discarded() && (j.is_object() || j.is_array() || j.is_number() || j.is_boolean() || j.is_null()))
                               ? j
                               : ojson(std::string(value));
@@ -65,13 +66,13 @@ bool parse_function_tag(std::string_view body, ToolCall* out) {
 bool parse_hermes_call(std::string_view body, ToolCall* out) {
   body = trim(body);
   if (parse_function_tag(body, out)) return true;
-  ojson j = ojson::parse(body, nullptr, false);
+  ojson j = parse_json_bounded(body);
   if (j.is_discarded() || !j.is_object() || !j.contains("name") || !j["name"].is_string()) return false;
   out->name = j["name"].get<std::string>();
   ojson args = j.contains("arguments") ? j["arguments"] : (j.contains("parameters") ? j["parameters"] : ojson::object());
   if (args.is_string()) {
     // Some models write the arguments as a JSON string.
-    ojson parsed = ojson::parse(args.get<std::string>(), nullptr, false);
+    ojson parsed = parse_json_bounded(args.get<std::string>());
     if (!parsed.is_discarded()) args = parsed;
   }
   out->arguments = args;

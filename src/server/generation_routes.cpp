@@ -41,11 +41,27 @@ uint64_t random_seed() {
   return ((uint64_t)rd() << 32) ^ rd();
 }
 
-// Keeps ctx.in_flight up while a generation is being served (shutdown waits on it).
+// Keeps ctx.in_flight up while a generation is being served (shutdown waits
+// on it), and counts how an accepted one ended, exactly once: as its Done
+// says, or cancelled when it ends without one (client gone, write failed).
 struct InFlight {
   explicit InFlight(ServerContext& c) : ctx(c) { ctx.in_flight++; }
-  ~InFlight() { ctx.in_flight--; }
+  ~InFlight() {
+    if (accepted) {
+      auto& c = ctx.counters;
+      (reason == FinishReason::Error       ? c.generations_failed
+       : reason == FinishReason::Cancelled ? c.generations_cancelled
+                                           : c.generations_finished)++;
+    }
+    ctx.in_flight--;
+  }
+  void accept() {
+    accepted = true;
+    ctx.counters.generations++;
+  }
   ServerContext& ctx;
+  bool accepted = false;
+  FinishReason reason = FinishReason::Cancelled;
 };
 
 struct StreamState {
@@ -68,12 +84,12 @@ void serve_tasks(ServerContext& ctx, const Request& req, Response& res, std::vec
     for (Task& task : tasks) {
       task.channel = tasks.size() == 1 ? channel : std::make_shared<Channel>(channel, task.index);
       ctx.model().scheduler->submit(std::move(task));
-      ctx.counters.generations++;
     }
   } catch (...) {
     channel->cancel();  // the tasks already queued must not run for nobody
     throw;
   }
+  in_flight->accept();  // counted once per request, however many tasks it has
   const ConnectionProbe probe =
       ConnectionProbe::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
 
@@ -90,10 +106,17 @@ void serve_tasks(ServerContext& ctx, const Request& req, Response& res, std::vec
         shaper->chunks(e);
         if (!e.done) continue;
         if (e.done->reason == FinishReason::Error) {
+          in_flight->reason = e.done->reason;
           channel->cancel();
           throw ApiError(500, "generation failed: " + e.done->error, "server_error");
         }
+        if (e.done->reason == FinishReason::Cancelled) {  // the client is here, so the server cut it
+          in_flight->reason = e.done->reason;
+          channel->cancel();
+          throw ApiError(503, "the server is shutting down: the generation was stopped", "unavailable_error");
+        }
         if (!shaper->complete()) continue;
+        in_flight->reason = e.done->reason;
         reply_json(res, shaper->response());
         return;
       }
@@ -126,6 +149,9 @@ void serve_tasks(ServerContext& ctx, const Request& req, Response& res, std::vec
             out = sse_error(500, "generation failed: " + e.done->error);
           } else {
             for (const Json& c : st->shaper->chunks(e)) out += sse_data(c);
+            // Cut by a shutdown: finish_reason "cancelled", then an error event.
+            if (e.done && e.done->reason == FinishReason::Cancelled)
+              out += sse_error(503, "the server is shutting down: the generation was stopped");
           }
           const bool last = failed || (e.done && st->shaper->complete());
           if (last && st->shaper->done_marker()) out += sse_done();
@@ -135,6 +161,7 @@ void serve_tasks(ServerContext& ctx, const Request& req, Response& res, std::vec
           }
           if (last) {
             st->finished = true;
+            st->in_flight->reason = e.done->reason;
             st->in_flight.reset();
             sink.done();
             return true;

@@ -44,9 +44,14 @@ std::string render_metrics(const SchedulerStats& s, const HttpCountersSnapshot& 
          (double)http.errors);
   metric(o, "oscar:generation_requests_total", "counter", "Completion requests accepted.",
          (double)http.generations);
-  metric(o, "oscar:generations_finished_total", "counter", "Completion tasks finished.", (double)s.requests_total);
-  metric(o, "oscar:generations_cancelled_total", "counter", "Completion tasks cancelled by the client.",
-         (double)s.requests_cancelled);
+  metric(o, "oscar:generations_finished_total", "counter", "Completion requests that ran to their end.",
+         (double)http.finished);
+  metric(o, "oscar:generations_cancelled_total", "counter",
+         "Completion requests cancelled (client gone, or cut by a shutdown).", (double)http.cancelled);
+  metric(o, "oscar:generations_failed_total", "counter", "Completion requests that failed.", (double)http.failed);
+  metric(o, "oscar:generations_in_flight", "gauge",
+         "Completion requests accepted and not yet ended (accepted = finished + cancelled + failed + in flight).",
+         (double)http.in_flight());
   metric(o, "oscar:slots_total", "gauge", "Server slots (parallel sequences).", n_slots);
   o += "# HELP oscar:kv_cells KV cache cells in use (positions x layers) per tier.\n";
   o += "# TYPE oscar:kv_cells gauge\n";

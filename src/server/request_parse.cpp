@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "server/api_error.h"
+#include "server/request_json.h"
 
 namespace oscar::server {
 
@@ -105,12 +106,7 @@ std::string get_string(const Json& body, const char* key, const std::string& def
 }
 
 Json parse_body(const std::string& body) {
-  Json j;
-  try {
-    j = Json::parse(body);
-  } catch (const nlohmann::json::exception& e) {
-    throw bad_request(std::string("invalid JSON in the request body: ") + e.what());
-  }
+  Json j = parse_request_json(body);  // depth-limited while parsing (request_json.h)
   if (!j.is_object()) throw bad_request("the request body must be a JSON object");
   return j;
 }
@@ -287,8 +283,8 @@ Json normalize_messages(const Json& messages) {
         Json args = c["function"].value("arguments", Json::object());
         if (args.is_string()) {
           // Templates index into the arguments, so hand them an object when the text is JSON.
-          Json parsed = Json::parse(args.get<std::string>(), nullptr, false);
-          if (!parsed.is_discarded()) args = parsed;
+          auto parsed = try_parse_embedded_json(args.get<std::string>(), "'" + at + ".tool_calls[].function.arguments'");
+          if (parsed) args = std::move(*parsed);
         }
         fn["arguments"] = args;
         Json call = {{"type", "function"}, {"function", fn}};

@@ -37,6 +37,9 @@ Json progress_json(const PromptProgress& p) {
 }
 
 const char* openai_finish(const Done& d) {
+  // "cancelled" reaches a client only when the server cut the generation
+  // (shutdown); a client that cancelled is gone. It must not read as "stop".
+  if (d.reason == FinishReason::Cancelled) return "cancelled";
   return d.reason == FinishReason::Length ? "length" : "stop";
 }
 

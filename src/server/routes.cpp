@@ -30,6 +30,8 @@ Json model_list(const ServerContext& ctx) {
 void register_misc(httplib::Server& svr, ServerContext& ctx) {
   auto health = [&ctx](const Request&, Response& res) {
     if (!ctx.ready()) return reply_error(res, ApiError(503, "Loading model", "unavailable_error"));
+    // Draining: balancers must stop sending here before the process goes.
+    if (ctx.draining()) return reply_error(res, ApiError(503, "the server is shutting down", "unavailable_error"));
     reply_json(res, {{"status", "ok"}});
   };
   svr.Get("/health", health);
@@ -86,10 +88,11 @@ void register_misc(httplib::Server& svr, ServerContext& ctx) {
     if (!ctx.settings().slots_endpoint)
       return reply_error(res, ApiError(501, "This server does not support slots endpoint.", "not_supported_error"));
     Json out = Json::array();
+    const Json tiers = to_json(ctx.model().kv_tiers);
     for (const SlotInfo& s : ctx.model().scheduler->slots()) {
       out.push_back({{"id", s.id}, {"n_ctx", s.n_ctx}, {"is_processing", s.processing},
                      {"n_cached", s.n_cached}, {"n_prompt_tokens", s.n_prompt}, {"n_decoded", s.n_decoded},
-                     {"kv_positions_held", s.kv_positions_held}});
+                     {"kv_positions_held", s.kv_positions_held}, {"kv_cache_tiers", tiers}});
       out.back()["kv"] = kv_usage_json(s.kv);
     }
     reply_json(res, out);

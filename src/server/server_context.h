@@ -13,6 +13,7 @@
 #include "chat/chat_output_parser.h"
 #include "chat/chat_template.h"
 #include "grammar/grammar_cache.h"
+#include "server/cache_tiers.h"
 #include "server/metrics.h"
 #include "server/request_parse.h"
 #include "server/scheduler.h"
@@ -35,6 +36,7 @@ struct LoadedModel {
   std::string kv_description;
   const kv::KvCache* kv_cache = nullptr;  // its layout (config, stores) never changes after start-up
   std::string kv_rotations;              // calibrated | hadamard | none
+  CacheTierReport kv_tiers;  // shown in /props and /slots (with a warning when the 2-bit tier is unusable)
   std::string template_source;  // the model's or --chat-template-file's; ChatML when neither
   std::unique_ptr<chat::ChatTemplate> tmpl;
   chat::ChatOutputFormat output_format;

@@ -19,7 +19,8 @@ struct ServerSettings {
   bool kv_unified_given = false;   // --kv-unified / --no-kv-unified on the command line
   size_t kv_memory_bytes = 0;      // --kv-memory: size the pool by bytes instead of -c (0: by -c)
   std::vector<std::string> api_keys;
-  int timeout_s = 600;             // socket read/write timeout
+  int timeout_s = 600;             // generation: response write timeout, shutdown drain limit
+  int read_timeout_s = 10;         // a request's head and body must arrive within this (http_server.h)
   std::string alias;               // model name reported by the API (-a)
   bool metrics = false;            // GET /metrics enabled
   int threads_http = -1;           // HTTP worker threads (-1: enough for the slots)

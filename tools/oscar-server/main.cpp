@@ -4,8 +4,8 @@
 //   oscar-server -m model.gguf -c 8192 -np 4 --host 127.0.0.1 --port 8080
 //
 // It listens before the model is loaded (/health answers 503 until ready).
-// SIGINT/SIGTERM stop new requests, let running ones finish, then exit; a
-// second signal cancels what is still running.
+// SIGINT/SIGTERM stop new requests, let running ones finish (within
+// --timeout), then exit; a second signal cancels what is still running.
 #include <httplib.h>
 #include <signal.h>
 
@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "grammar/grammar_flags.h"
 #include "run_settings.h"
+#include "server/http_server.h"
 #include "server/routes.h"
 #include "server/scheduler.h"
 #include "server/server_context.h"
@@ -58,6 +59,51 @@ std::pair<int, int> kv_layout(const tools::Engine& engine, const tools::RunSetti
     pool = engine.pool_positions_for_memory(s, ss.n_parallel, std::min(model_ctx, n_ctx), ss.kv_memory_bytes);
   require(pool >= 8, "-c " + std::to_string(pool) + " is too small for a KV pool; raise -c");
   return {std::min(model_ctx, pool), pool};
+}
+
+// Exits the process if shutdown has not finished by `limit` (a handler
+// stuck in a write, a wedged generation): stopping must always end.
+void exit_no_later_than(std::chrono::seconds limit) {
+  std::thread([limit] {
+    std::this_thread::sleep_for(limit);
+    std::fprintf(stderr, "oscar-server: shutdown did not finish in %lld s: exiting now\n", (long long)limit.count());
+    std::_Exit(3);
+  }).detach();
+}
+
+// The first signal drains: /health turns 503, new generations get 503,
+// idle kept-alive connections close, running generations get up to
+// --timeout to finish. A second signal (or the end of --timeout) cancels
+// them; their streams end with finish_reason "cancelled" and an error event.
+void drain(server::ServerContext& ctx, server::Scheduler& scheduler, const sigset_t& stop_signals, int sig,
+           int timeout_s, const Logger& log) {
+  log.info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+           ": finishing running requests (at most " + std::to_string(timeout_s) + " s), then exiting");
+  ctx.begin_drain();
+  // The drain limit, then time to cancel, answer and close connections.
+  exit_no_later_than(std::chrono::seconds(timeout_s) + std::chrono::seconds(15));
+  std::atomic<bool> drained{false};
+  std::thread waiter([&] {
+    scheduler.shutdown();
+    drained.store(true);
+  });
+  const auto drain_end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool cancelled = false;
+  while (!drained.load()) {
+    const timespec wait{0, 100'000'000};
+    const bool second = sigtimedwait(&stop_signals, nullptr, &wait) > 0;
+    const bool overdue = std::chrono::steady_clock::now() >= drain_end;
+    if (!cancelled && (second || overdue)) {
+      log.info(second ? "second signal: cancelling running requests"
+                      : "--timeout reached while draining: cancelling running requests");
+      cancelled = true;
+      exit_no_later_than(std::chrono::seconds(10));
+      scheduler.cancel_all();
+    }
+  }
+  waiter.join();
+  // Let the handlers write their last events before the sockets close.
+  for (int i = 0; i < 200 && ctx.in_flight.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
 }
 
 int run(int argc, char** argv) {
@@ -98,22 +144,39 @@ int run(int argc, char** argv) {
   defaults.cache_prompt = s.cache_prompt;
   server::ServerContext ctx(ss, defaults);
 
-  // --ssl-key-file/--ssl-cert-file: HTTPS (Debian's cpp-httplib is built with OpenSSL).
+  const int n_http = ss.threads_http > 0 ? ss.threads_http : std::max(16, 4 * ss.n_parallel + 4);
+  server::HttpServerLimits limits;
+  limits.max_body_bytes = ss.max_body_bytes;
+  limits.read_timeout = std::chrono::seconds(ss.read_timeout_s);
+  limits.write_timeout = std::chrono::seconds(ss.timeout_s);
+  limits.workers = n_http;
+  limits.connections = std::max(64, 4 * n_http);
+  limits.keys_configured = !ss.api_keys.empty();
+  // Plain HTTP requests are read and checked by our layer before httplib
+  // sees them (server/http_server.h says why): a short read timeout for heads
+  // and bodies, the generation timeout only for writing responses. HTTPS
+  // (--ssl-key-file/--ssl-cert-file; Debian's cpp-httplib is built with
+  // OpenSSL) is served by httplib's TLS server, which reads requests itself.
   std::unique_ptr<httplib::Server> server_ptr;
   if (!ss.ssl_cert_file.empty()) {
     auto ssl = std::make_unique<httplib::SSLServer>(ss.ssl_cert_file.c_str(), ss.ssl_key_file.c_str());
     require(ssl->is_valid(), "--ssl-cert-file " + ss.ssl_cert_file + " / --ssl-key-file " + ss.ssl_key_file +
                                  ": cannot load the certificate and key (PEM files expected)");
+    ssl->new_task_queue = [n_http] { return new httplib::ThreadPool((size_t)n_http); };
+    ssl->set_payload_max_length(ss.max_body_bytes);
+    ssl->set_read_timeout(ss.read_timeout_s, 0);
+    ssl->set_write_timeout(ss.timeout_s, 0);
+    log.warn("HTTPS: requests are read by cpp-httplib's TLS server, without the request-framing checks of "
+             "docs/http-hardening.md");
     server_ptr = std::move(ssl);
   } else {
-    server_ptr = std::make_unique<httplib::Server>();
+    server_ptr = std::make_unique<server::HardenedHttpServer>(limits, [&ctx] { return ctx.draining(); },
+                                                              [&ctx](int) {
+                                                                ctx.counters.requests++;
+                                                                ctx.counters.errors++;
+                                                              });
   }
   httplib::Server& svr = *server_ptr;
-  const int n_http = ss.threads_http > 0 ? ss.threads_http : std::max(16, 4 * ss.n_parallel + 4);
-  svr.new_task_queue = [n_http] { return new httplib::ThreadPool((size_t)n_http); };
-  svr.set_payload_max_length(ss.max_body_bytes);
-  svr.set_read_timeout(ss.timeout_s, 0);
-  svr.set_write_timeout(ss.timeout_s, 0);
   server::register_routes(svr, ctx);
   int port = ss.port;
   if (port == 0) {
@@ -162,6 +225,8 @@ int run(int argc, char** argv) {
     m->kv_description = cache->describe();
     m->kv_cache = cache.get();
     m->kv_rotations = runtime::rotation_mode_name(engine->forward_options(s).rotations->mode);
+    m->kv_tiers = server::check_cache_tiers(cache->config(), n_ctx, ss.n_parallel);
+    if (!m->kv_tiers.warning.empty()) log.warn("KV cache: " + m->kv_tiers.warning);
     const tok::Vocab& vocab = engine->tokenizer().vocab();
     std::vector<std::string> notes;
     const tools::ChosenTemplate chosen = tools::choose_chat_template(s, vocab.chat_template(), notes);
@@ -184,25 +249,7 @@ int run(int argc, char** argv) {
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  log.info(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-           ": finishing running requests, then exiting");
-  ctx.begin_drain();
-  // A second signal while draining cancels what is still running.
-  std::atomic<bool> drained{false};
-  std::thread drain([&] {
-    scheduler->shutdown();
-    drained.store(true);
-  });
-  while (!drained.load()) {
-    const timespec wait{0, 100'000'000};
-    if (sigtimedwait(&stop_signals, nullptr, &wait) > 0) {
-      log.info("second signal: cancelling running requests");
-      scheduler->cancel_all();
-    }
-  }
-  drain.join();
-  // Let the handlers write their last events before the sockets close.
-  for (int i = 0; i < 200 && ctx.in_flight.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  drain(ctx, *scheduler, stop_signals, sig, ss.timeout_s, log);
   stop_http();
   log.info("stopped");
   return 0;

@@ -234,7 +234,7 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
            [&ss](const std::string& x) { ss.ssl_key_file = x; }),
       flag(E, {"--ssl-cert-file"}, "FNAME", "LLAMA_ARG_SSL_CERT_FILE", "PEM certificate: serve HTTPS (with --ssl-key-file)",
            [&ss](const std::string& x) { ss.ssl_cert_file = x; }),
-      flag(E, {"-to", "--timeout"}, "N", "LLAMA_ARG_TIMEOUT", "socket read/write timeout in seconds (default 600)",
+      flag(E, {"-to", "--timeout"}, "N", "LLAMA_ARG_TIMEOUT", "generation timeout: the longest a response may take to write, and the drain limit at shutdown, in seconds (default 600)",
            [&ss](const std::string& x) { ss.timeout_s = int_in("--timeout", x, 1, 1 << 30); }),
       flag(E, {"--threads-http"}, "N", "LLAMA_ARG_THREADS_HTTP", "HTTP worker threads (default: enough for the slots)",
            [&ss](const std::string& x) { ss.threads_http = int_in("--threads-http", x, -1, 1024); }),
@@ -263,6 +263,10 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
              if (ss.sleep_idle_seconds >= 0)
                s.flag_notes.push_back("--sleep-idle-seconds: stored; the model stays loaded (idle sleep is not implemented)");
            }),
+      flag(E, {"--read-timeout"}, "N", "",
+           "seconds a client has to send a request's head and body (plus 1 s per MiB of body); slower or idle "
+           "connections are closed (default 10)",
+           [&ss](const std::string& x) { ss.read_timeout_s = int_in("--read-timeout", x, 1, 3600); }),
       flag(E, {"--max-body-bytes"}, "N", "", "request body limit (default 16 MiB)",
            [&ss](const std::string& x) { ss.max_body_bytes = (size_t)int_in("--max-body-bytes", x, 1024, 1 << 30); }),
   };
