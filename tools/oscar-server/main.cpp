@@ -225,7 +225,7 @@ int run(int argc, char** argv) {
     m->kv_description = cache->describe();
     m->kv_cache = cache.get();
     m->kv_rotations = runtime::rotation_mode_name(engine->forward_options(s).rotations->mode);
-    m->kv_tiers = server::check_cache_tiers(cache->config(), n_ctx, ss.n_parallel);
+    m->kv_tiers = server::check_cache_tiers(cache->config(), engine->context_size(s), ss.n_parallel);
     if (!m->kv_tiers.warning.empty()) log.warn("KV cache: " + m->kv_tiers.warning);
     const tok::Vocab& vocab = engine->tokenizer().vocab();
     std::vector<std::string> notes;
