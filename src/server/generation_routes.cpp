@@ -13,6 +13,7 @@
 #include "server/routes.h"
 #include "server/server_context.h"
 #include "server/sse.h"
+#include "server/task_relay.h"
 
 namespace oscar::server {
 
@@ -104,9 +105,9 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
         for (const auto& e : events) {
           std::string out;
           if (e.done && e.done->reason == FinishReason::Error) {
-            out = sse_error(500, "generation failed: " + e.done->error);
+            out = st->shaper->frame_error(500, "generation failed: " + e.done->error);
           } else {
-            for (const Json& c : st->shaper->chunks(e)) out += sse_data(c);
+            for (const Json& c : st->shaper->chunks(e)) out += st->shaper->frame(c);
           }
           if (e.done && st->shaper->done_marker()) out += sse_done();
           if (!out.empty() && !sink.write(out.data(), out.size())) {
@@ -130,6 +131,13 @@ void serve_task(ServerContext& ctx, const Request& req, Response& res, Task task
 }
 
 }  // namespace
+
+void relay_task(ServerContext& ctx, const httplib::Request& req, httplib::Response& res, Task task,
+                std::unique_ptr<ResponseShaper> shaper, bool stream) {
+  serve_task(ctx, req, res, std::move(task), std::move(shaper), stream);
+}
+std::string new_response_id(const char* prefix) { return random_id(prefix); }
+uint64_t new_request_seed() { return random_seed(); }
 
 void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
   auto chat = [&ctx](const Request& req, Response& res) {

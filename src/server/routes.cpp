@@ -2,9 +2,11 @@
 
 #include <httplib.h>
 
+#include "server/anthropic_routes.h"
 #include "server/auth.h"
 #include "server/http_util.h"
 #include "server/metrics.h"
+#include "server/responses_routes.h"
 #include "server/server_context.h"
 
 namespace oscar::server {
@@ -146,6 +148,8 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
 
   register_misc(svr, ctx);
   register_generation_routes(svr, ctx);
+  register_anthropic_routes(svr, ctx);
+  register_responses_routes(svr, ctx);
 }
 
 }  // namespace oscar::server

@@ -1,0 +1,67 @@
+// The other APIs llama-server speaks (issue 38), end to end through the
+// providers' official Node clients: Anthropic Messages (@anthropic-ai/sdk)
+// and OpenAI Responses (openai) against a random-weight model on the q2_0
+// (OSCAR) cache, and thinking and tools against a scripted model served with
+// the published Qwen3 template.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "client_test_util.h"
+
+using namespace oscar::testing;
+
+namespace {
+
+std::string sdk_missing() {
+  const std::string why = node_client_missing();
+  if (!why.empty()) return why;
+  if (!std::filesystem::exists(kJsDir + "/node_modules/@anthropic-ai/sdk"))
+    return "tests/server/js/node_modules/@anthropic-ai/sdk is missing (run scripts/setup-deps.sh)";
+  return "";
+}
+
+const std::string kQwen3Template = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
+
+TEST(ServerOtherApis, AnthropicMessagesAndResponsesOnQ2Cache) {
+  const std::string why = sdk_missing();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const auto mk = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir.file("tiny.gguf"));
+  ASSERT_EQ(mk.first, 0) << mk.second;
+  ServerProcess srv;
+  const std::string err = srv.start(kBin + "/oscar-server",
+                                    {"-m", dir.file("tiny.gguf"), "-c", "1024", "-np", "2", "-t", "2", "-fa", "on",
+                                     "-ctk", "q2_0", "-ctv", "q2_0"},
+                                    dir.file("s.log"));
+  ASSERT_EQ(err, "");
+  for (const char* script : {"anthropic.test.mjs", "responses.test.mjs"}) {
+    const auto [rc, out] = run_node(script, srv, 2, 512);
+    EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
+  }
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+TEST(ServerOtherApis, ThinkingAndToolsThroughMessagesAndResponses) {
+  if (!std::filesystem::exists(kQwen3Template)) GTEST_SKIP() << "shared data absent: " << kQwen3Template;
+  const std::string why = sdk_missing();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string script = std::string(OSCAR_SOURCE_DIR) + "/tests/server/data/thinking_agent.json";
+  const auto mk = run_capture(kBin + "/oscar-mkmodel --preset tiny --layers 1 --ctx 4096 --type f32 --script " + script +
+                              " -o " + dir.file("agent.gguf"));
+  ASSERT_EQ(mk.first, 0) << mk.second;
+  ServerProcess srv;
+  const std::string err = srv.start(kBin + "/oscar-server",
+                                    {"-m", dir.file("agent.gguf"), "-c", "4096", "-np", "2", "-t", "2", "-ctk", "q2_0",
+                                     "-ctv", "q2_0", "--chat-template-file", kQwen3Template, "--jinja"},
+                                    dir.file("s.log"));
+  ASSERT_EQ(err, "");
+  for (const char* script : {"anthropic_agent.test.mjs", "responses_agent.test.mjs"}) {
+    const auto [rc, out] = run_node(script, srv, 2, 2048);
+    EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
+  }
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+}  // namespace
