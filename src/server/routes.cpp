@@ -4,6 +4,7 @@
 
 #include "server/anthropic_routes.h"
 #include "server/auth.h"
+#include "server/embeddings_routes.h"
 #include "server/http_util.h"
 #include "server/metrics.h"
 #include "server/responses_routes.h"
@@ -150,6 +151,7 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
   register_generation_routes(svr, ctx);
   register_anthropic_routes(svr, ctx);
   register_responses_routes(svr, ctx);
+  register_embeddings_routes(svr, ctx);
 }
 
 }  // namespace oscar::server

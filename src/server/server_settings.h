@@ -20,6 +20,8 @@ struct ServerSettings {
   size_t max_body_bytes = 16u << 20;
   bool slots_endpoint = true;      // GET /slots
   std::string reasoning_format = "deepseek";  // none | deepseek
+  bool embeddings = false;         // --embedding: serve /v1/embeddings, /embedding(s)
+  std::string pooling;             // --pooling none|mean|cls|last|rank (empty: the model's, else last)
 };
 
 }  // namespace oscar::server

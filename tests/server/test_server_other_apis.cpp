@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "client_test_util.h"
 
@@ -23,7 +24,7 @@ std::string sdk_missing() {
 
 const std::string kQwen3Template = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
 
-TEST(ServerOtherApis, AnthropicMessagesAndResponsesOnQ2Cache) {
+TEST(ServerOtherApis, MessagesResponsesEmbeddingsOnQ2Cache) {
   const std::string why = sdk_missing();
   if (!why.empty()) GTEST_SKIP() << why;
   TempDir dir;
@@ -32,10 +33,10 @@ TEST(ServerOtherApis, AnthropicMessagesAndResponsesOnQ2Cache) {
   ServerProcess srv;
   const std::string err = srv.start(kBin + "/oscar-server",
                                     {"-m", dir.file("tiny.gguf"), "-c", "1024", "-np", "2", "-t", "2", "-fa", "on",
-                                     "-ctk", "q2_0", "-ctv", "q2_0"},
+                                     "-ctk", "q2_0", "-ctv", "q2_0", "--embedding"},
                                     dir.file("s.log"));
   ASSERT_EQ(err, "");
-  for (const char* script : {"anthropic.test.mjs", "responses.test.mjs"}) {
+  for (const char* script : {"anthropic.test.mjs", "responses.test.mjs", "embeddings.test.mjs"}) {
     const auto [rc, out] = run_node(script, srv, 2, 512);
     EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
   }
@@ -57,11 +58,45 @@ TEST(ServerOtherApis, ThinkingAndToolsThroughMessagesAndResponses) {
                                      "-ctv", "q2_0", "--chat-template-file", kQwen3Template, "--jinja"},
                                     dir.file("s.log"));
   ASSERT_EQ(err, "");
-  for (const char* script : {"anthropic_agent.test.mjs", "responses_agent.test.mjs"}) {
+  for (const char* script : {"anthropic_agent.test.mjs", "responses_agent.test.mjs", "embeddings_off.test.mjs"}) {
     const auto [rc, out] = run_node(script, srv, 2, 2048);
     EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
   }
   EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
+// Every pooling against the NumPy reference forward pass (float64): a
+// random f32 qwen3 served with --pooling none, mean, cls and last, and
+// stories260K (llama) with the default pooling, which is last.
+TEST(ServerOtherApis, EmbeddingPoolingMatchesNumpyReference) {
+  const std::string stories = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
+  if (!std::filesystem::exists(stories)) GTEST_SKIP() << "shared data absent: " << stories;
+  TempDir dir;
+  const std::string tiny = dir.file("tiny32.gguf");
+  const auto mk = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --type f32 -o " + tiny);
+  ASSERT_EQ(mk.first, 0) << mk.second;
+  struct Served {
+    std::string pooling, model;
+    ServerProcess srv;
+  };
+  std::vector<Served> servers(5);
+  const char* poolings[] = {"none", "mean", "cls", "last"};
+  for (int i = 0; i < 4; ++i) servers[(size_t)i].pooling = poolings[i], servers[(size_t)i].model = tiny;
+  servers[4].pooling = "last";
+  servers[4].model = stories;
+  std::string args;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    Served& s = servers[i];
+    std::vector<std::string> flags = {"-m", s.model, "-c", "512", "-np", "1", "-t", "1", "--embedding"};
+    if (i < 4) flags.insert(flags.end(), {"--pooling", s.pooling});
+    const std::string err = s.srv.start(kBin + "/oscar-server", flags, dir.file("s" + std::to_string(i) + ".log"));
+    ASSERT_EQ(err, "") << s.pooling;
+    args += " " + s.srv.url() + " " + s.pooling + " '" + s.model + "'";
+  }
+  const auto r = run_capture(std::string(OSCAR_PYTHON) + " " + OSCAR_SOURCE_DIR +
+                             "/tests/server/embeddings_reference.py" + args);
+  EXPECT_EQ(r.first, 0) << r.second;
+  for (Served& s : servers) EXPECT_EQ(s.srv.stop(), 0) << s.srv.log();
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "engine.h"
 #include "run_settings.h"
+#include "server/embeddings_engine.h"
 #include "server/routes.h"
 #include "server/scheduler.h"
 #include "server/server_context.h"
@@ -97,6 +98,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<kv::KvCache> cache;
   std::unique_ptr<runtime::Forward> fwd;
   std::unique_ptr<server::Scheduler> scheduler;
+  std::unique_ptr<server::Embedder> embedder;
   try {
     engine = tools::Engine::load(s, log);
     const int n_ctx = engine->context_size(s);
@@ -134,6 +136,15 @@ int run(int argc, char** argv) {
     const std::string eos = vocab.eos() != tok::kNoToken ? vocab.text(vocab.eos()) : "";
     m->tmpl = std::make_unique<chat::ChatTemplate>(m->template_source, bos, eos);
     m->output_format = chat::detect_output_format(m->template_source);
+    if (ss.embeddings) {
+      const server::Pooling pooling = server::resolve_pooling(engine->model(), ss.pooling);
+      require(pooling != server::Pooling::Rank, "--pooling rank: the model has no reranking head (none is supported)");
+      embedder = std::make_unique<server::Embedder>(engine->model(), engine->make_cache(s, 1, n_ctx_slot),
+                                                    engine->forward_options(s), s.n_threads, s.n_ubatch, pooling);
+      m->embedder = embedder.get();
+      log.info(std::string("embeddings: pooling ") + server::pooling_name(pooling) + ", inputs up to " +
+               std::to_string(n_ctx_slot) + " tokens");
+    }
     ctx.publish(std::move(m));
     log.info("model loaded: " + std::to_string(ss.n_parallel) + " slots x " + std::to_string(n_ctx_slot) +
              " positions; server ready on http://" + ss.host + ":" + std::to_string(port));

@@ -53,7 +53,12 @@ bool ServerFlags::handle(const std::string& f, const std::function<std::string()
   else if (f == "--threads-http") s.threads_http = to_int(f, next(), -1, 1024);
   else if (f == "--slots") s.slots_endpoint = true;
   else if (f == "--no-slots") s.slots_endpoint = false;
-  else if (f == "--max-body-bytes") s.max_body_bytes = (size_t)to_int(f, next(), 1024, 1 << 30);
+  else if (f == "--embedding" || f == "--embeddings") s.embeddings = true;
+  else if (f == "--pooling") {
+    s.pooling = next();
+    if (s.pooling != "none" && s.pooling != "mean" && s.pooling != "cls" && s.pooling != "last" && s.pooling != "rank")
+      throw Error("--pooling: expected none, mean, cls, last or rank, got '" + s.pooling + "'");
+  } else if (f == "--max-body-bytes") s.max_body_bytes = (size_t)to_int(f, next(), 1024, 1 << 30);
   else if (f == "--no-webui" || f == "--webui" || f == "-cb" || f == "--cont-batching") {
     // Accepted for llama-server compatibility: there is no web UI, and batching is always continuous.
   } else {
@@ -75,6 +80,8 @@ std::string server_usage() {
          "  --threads-http N         HTTP worker threads\n"
          "  --no-slots               disable GET /slots\n"
          "  --max-body-bytes N       request body limit (default 16 MiB)\n"
+         "  --embedding              serve /v1/embeddings, /embedding, /embeddings (alias --embeddings)\n"
+         "  --pooling TYPE           none|mean|cls|last for embeddings (default: the GGUF's, else last)\n"
          "  --jinja, --no-webui, -cb accepted (always Jinja templates; no web UI; always continuous batching)\n";
 }
 
