@@ -6,6 +6,7 @@
 #include "server/auth.h"
 #include "server/embeddings_routes.h"
 #include "server/http_util.h"
+#include "server/infill_routes.h"
 #include "server/metrics.h"
 #include "server/responses_routes.h"
 #include "server/server_context.h"
@@ -152,6 +153,7 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
   register_anthropic_routes(svr, ctx);
   register_responses_routes(svr, ctx);
   register_embeddings_routes(svr, ctx);
+  register_infill_routes(svr, ctx);
 }
 
 }  // namespace oscar::server

@@ -21,6 +21,8 @@ struct ServerSettings {
   bool slots_endpoint = true;      // GET /slots
   std::string reasoning_format = "deepseek";  // none | deepseek
   bool embeddings = false;         // --embedding: serve /v1/embeddings, /embedding(s)
+  int n_batch = 2048;              // logical batch (-b): /infill sizes prefix and suffix by it
+  bool spm_infill = false;         // --spm-infill: suffix-prefix-middle order
   std::string pooling;             // --pooling none|mean|cls|last|rank (empty: the model's, else last)
 };
 

@@ -1,8 +1,9 @@
 // The other APIs llama-server speaks (issue 38), end to end through the
 // providers' official Node clients: Anthropic Messages (@anthropic-ai/sdk)
 // and OpenAI Responses (openai) against a random-weight model on the q2_0
-// (OSCAR) cache, and thinking and tools against a scripted model served with
-// the published Qwen3 template.
+// (OSCAR) cache; thinking, tools and infill against a scripted model (with
+// FIM tokens) served with the published Qwen3 template; embeddings against
+// the NumPy reference.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,29 +37,33 @@ TEST(ServerOtherApis, MessagesResponsesEmbeddingsOnQ2Cache) {
                                      "-ctk", "q2_0", "-ctv", "q2_0", "--embedding"},
                                     dir.file("s.log"));
   ASSERT_EQ(err, "");
-  for (const char* script : {"anthropic.test.mjs", "responses.test.mjs", "embeddings.test.mjs"}) {
+  for (const char* script : {"anthropic.test.mjs", "responses.test.mjs", "embeddings.test.mjs",
+                             "infill_missing.test.mjs"}) {
     const auto [rc, out] = run_node(script, srv, 2, 512);
     EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
   }
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
-TEST(ServerOtherApis, ThinkingAndToolsThroughMessagesAndResponses) {
+TEST(ServerOtherApis, ScriptedModelThinkingToolsAndInfill) {
   if (!std::filesystem::exists(kQwen3Template)) GTEST_SKIP() << "shared data absent: " << kQwen3Template;
   const std::string why = sdk_missing();
   if (!why.empty()) GTEST_SKIP() << why;
   TempDir dir;
   const std::string script = std::string(OSCAR_SOURCE_DIR) + "/tests/server/data/thinking_agent.json";
-  const auto mk = run_capture(kBin + "/oscar-mkmodel --preset tiny --layers 1 --ctx 4096 --type f32 --script " + script +
+  const auto mk = run_capture(kBin + "/oscar-mkmodel --preset tiny --layers 1 --ctx 4096 --type f32 --fim --script " + script +
                               " -o " + dir.file("agent.gguf"));
   ASSERT_EQ(mk.first, 0) << mk.second;
   ServerProcess srv;
   const std::string err = srv.start(kBin + "/oscar-server",
                                     {"-m", dir.file("agent.gguf"), "-c", "4096", "-np", "2", "-t", "2", "-ctk", "q2_0",
-                                     "-ctv", "q2_0", "--chat-template-file", kQwen3Template, "--jinja"},
+                                     "-ctv", "q2_0", "--chat-template-file", kQwen3Template, "--jinja",
+                                     // /infill keeps n_ctx - n_batch + 2 tokens of extra context: room for some
+                                     "-b", "512"},
                                     dir.file("s.log"));
   ASSERT_EQ(err, "");
-  for (const char* script : {"anthropic_agent.test.mjs", "responses_agent.test.mjs", "embeddings_off.test.mjs"}) {
+  for (const char* script : {"anthropic_agent.test.mjs", "responses_agent.test.mjs", "embeddings_off.test.mjs",
+                             "infill.test.mjs"}) {
     const auto [rc, out] = run_node(script, srv, 2, 2048);
     EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
   }

@@ -55,6 +55,7 @@ int run(int argc, char** argv) {
   require(!s.model.empty(), "missing -m MODEL (see --help)");
   server::ServerSettings ss = flags.settings;
   ss.reasoning_format = s.reasoning_format;
+  ss.n_batch = s.n_batch;
   const Logger log(s.verbose ? LogLevel::Debug : LogLevel::Info);
 
   // Signals go to one waiting thread (sigwait), never interrupt the others.

@@ -54,6 +54,7 @@ bool ServerFlags::handle(const std::string& f, const std::function<std::string()
   else if (f == "--slots") s.slots_endpoint = true;
   else if (f == "--no-slots") s.slots_endpoint = false;
   else if (f == "--embedding" || f == "--embeddings") s.embeddings = true;
+  else if (f == "--spm-infill") s.spm_infill = true;
   else if (f == "--pooling") {
     s.pooling = next();
     if (s.pooling != "none" && s.pooling != "mean" && s.pooling != "cls" && s.pooling != "last" && s.pooling != "rank")
@@ -81,6 +82,7 @@ std::string server_usage() {
          "  --no-slots               disable GET /slots\n"
          "  --max-body-bytes N       request body limit (default 16 MiB)\n"
          "  --embedding              serve /v1/embeddings, /embedding, /embeddings (alias --embeddings)\n"
+         "  --spm-infill             /infill puts the suffix before the prefix (some models prefer it)\n"
          "  --pooling TYPE           none|mean|cls|last for embeddings (default: the GGUF's, else last)\n"
          "  --jinja, --no-webui, -cb accepted (always Jinja templates; no web UI; always continuous batching)\n";
 }
