@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "server/anthropic_error.h"
 #include "server/anthropic_routes.h"
 #include "server/auth.h"
 #include "server/embeddings_routes.h"
@@ -113,7 +114,10 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
     const std::string key =
         presented_key(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
     if (!key_accepted(ctx.settings().api_keys, key)) {
-      reply_error(res, ApiError(401, "Invalid API Key", "authentication_error"));
+      if (req.path.rfind("/v1/messages", 0) == 0)  // Anthropic's clients read their own error shape
+        reply_json(res, anthropic_error_body(401, "Invalid API Key"), 401);
+      else
+        reply_error(res, ApiError(401, "Invalid API Key", "authentication_error"));
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!ctx.ready()) {

@@ -34,12 +34,13 @@ TEST(ServerOtherApis, MessagesResponsesEmbeddingsOnQ2Cache) {
   ServerProcess srv;
   const std::string err = srv.start(kBin + "/oscar-server",
                                     {"-m", dir.file("tiny.gguf"), "-c", "1024", "-np", "2", "-t", "2", "-fa", "on",
-                                     "-ctk", "q2_0", "-ctv", "q2_0", "--embedding"},
+                                     "-ctk", "q2_0", "-ctv", "q2_0", "--embedding", "--api-key", "k-apis-123"},
                                     dir.file("s.log"));
   ASSERT_EQ(err, "");
   for (const char* script : {"anthropic.test.mjs", "responses.test.mjs", "embeddings.test.mjs",
                              "infill_missing.test.mjs"}) {
-    const auto [rc, out] = run_node(script, srv, 2, 512);
+    // The key travels as Authorization: Bearer (openai) and as x-api-key (@anthropic-ai/sdk).
+    const auto [rc, out] = run_node(script, srv, 2, 512, "OSCAR_API_KEY=k-apis-123");
     EXPECT_EQ(rc, 0) << script << "\n" << out << "\n--- server log ---\n" << srv.log();
   }
   EXPECT_EQ(srv.stop(), 0) << srv.log();

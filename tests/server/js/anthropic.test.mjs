@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { post } from './common.mjs';
+import { post, BASE } from './common.mjs';
 import { anthropic, postAnthropic, assertAnthropicError, rawEvents, assertEventGrammar } from './anthropic_common.mjs';
 
 const client = anthropic();
@@ -115,4 +115,22 @@ test('a prompt longer than a slot is a 400 in Anthropic\'s shape', async () => {
   const r = await postAnthropic('/v1/messages', { model: 'oscar', max_tokens: 4,
     messages: [{ role: 'user', content: 'word '.repeat(slot + 10) }] });
   assertAnthropicError(r, /context/);
+});
+
+test('the key goes as x-api-key; a wrong one is a 401 in Anthropic\'s shape', async () => {
+  const ok = await fetch(BASE + '/v1/messages/count_tokens', { method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': process.env.OSCAR_API_KEY, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: 'oscar', messages: base.messages }) });
+  assert.equal(ok.status, 200);
+  const bad = new Anthropic({ baseURL: BASE, apiKey: 'wrong-key', maxRetries: 0 });
+  await assert.rejects(bad.messages.create(base), (e) => {
+    assert.ok(e instanceof Anthropic.AuthenticationError, String(e));
+    assert.deepEqual(e.error, { type: 'error', error: { type: 'authentication_error', message: 'Invalid API Key' } });
+    return true;
+  });
+  const badVersion = await fetch(BASE + '/v1/messages', { method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': process.env.OSCAR_API_KEY, 'anthropic-version': 'yesterday' },
+    body: JSON.stringify(base) });
+  assert.equal(badVersion.status, 400);
+  assert.equal((await badVersion.json()).error.type, 'invalid_request_error');
 });

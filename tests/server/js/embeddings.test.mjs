@@ -5,7 +5,7 @@
 // checked against a NumPy reference in embeddings_reference.py.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { client, post } from './common.mjs';
+import { client, post, get } from './common.mjs';
 
 const oa = client();
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
@@ -24,7 +24,7 @@ test('several inputs: unit vectors, a text\'s cosine with itself is 1, different
   const [a, b, c] = r.data.map((d) => d.embedding);
   assert.ok(Math.abs(dot(a, b) - 1) < 1e-5);
   assert.ok(dot(a, c) < 0.999, String(dot(a, c)));
-  const props = await fetch(process.env.OSCAR_URL + '/v1/models').then((x) => x.json());
+  const props = (await get('/v1/models')).json;
   assert.equal(a.length, props.data[0].meta.n_embd);
   const counts = await Promise.all(texts.map((t) => post('/tokenize', { content: t, add_special: true })));
   assert.equal(r.usage.prompt_tokens, counts.reduce((s, x) => s + x.json.tokens.length, 0));

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { client, post } from './common.mjs';
+import { client, post, get } from './common.mjs';
 
 const oa = client();
 const base = { model: 'oscar', input: 'Hello there', max_output_tokens: 8, temperature: 0 };
@@ -101,6 +101,6 @@ test('bad input: 400 with OpenAI\'s error shape', async () => {
     assert.ok(e instanceof OpenAI.BadRequestError, String(e));
     return true;
   });
-  const got = await fetch(process.env.OSCAR_URL + '/v1/responses/resp_1');
+  const got = await get('/v1/responses/resp_1');
   assert.equal(got.status, 404);
 });
