@@ -72,31 +72,41 @@ TEST(ServerOtherApis, ScriptedModelThinkingToolsAndInfill) {
 }
 
 // Every pooling against the NumPy reference forward pass (float64): a
-// random f32 qwen3 served with --pooling none, mean, cls and last, and
-// stories260K (llama) with the default pooling, which is last.
+// random f32 qwen3 served with --pooling none, mean, cls and last; the same
+// model made with qwen3.pooling_type = cls (as embedding GGUFs carry it) and
+// served without --pooling; and stories260K (llama), whose GGUF names no
+// pooling, so it gets the default, last.
 TEST(ServerOtherApis, EmbeddingPoolingMatchesNumpyReference) {
   const std::string stories = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
   if (!std::filesystem::exists(stories)) GTEST_SKIP() << "shared data absent: " << stories;
   TempDir dir;
-  const std::string tiny = dir.file("tiny32.gguf");
-  const auto mk = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --type f32 -o " + tiny);
-  ASSERT_EQ(mk.first, 0) << mk.second;
+  const std::string tiny = dir.file("tiny32.gguf"), tiny_cls = dir.file("tiny32-cls.gguf");
+  for (const std::string& extra : {std::string(" -o ") + tiny, std::string(" --pooling-type 2 -o ") + tiny_cls}) {
+    const auto mk = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --type f32" + extra);
+    ASSERT_EQ(mk.first, 0) << mk.second;
+  }
   struct Served {
-    std::string pooling, model;
+    std::string pooling, model, flag;  // flag: the --pooling given (empty: none)
     ServerProcess srv;
   };
-  std::vector<Served> servers(5);
+  std::vector<Served> servers(6);
   const char* poolings[] = {"none", "mean", "cls", "last"};
-  for (int i = 0; i < 4; ++i) servers[(size_t)i].pooling = poolings[i], servers[(size_t)i].model = tiny;
-  servers[4].pooling = "last";
-  servers[4].model = stories;
+  for (size_t i = 0; i < 4; ++i) {
+    servers[i].pooling = servers[i].flag = poolings[i];
+    servers[i].model = tiny;
+  }
+  servers[4].pooling = "cls";
+  servers[4].model = tiny_cls;
+  servers[5].pooling = "last";
+  servers[5].model = stories;
   std::string args;
   for (size_t i = 0; i < servers.size(); ++i) {
     Served& s = servers[i];
     std::vector<std::string> flags = {"-m", s.model, "-c", "512", "-np", "1", "-t", "1", "--embedding"};
-    if (i < 4) flags.insert(flags.end(), {"--pooling", s.pooling});
+    if (!s.flag.empty()) flags.insert(flags.end(), {"--pooling", s.flag});
     const std::string err = s.srv.start(kBin + "/oscar-server", flags, dir.file("s" + std::to_string(i) + ".log"));
     ASSERT_EQ(err, "") << s.pooling;
+    EXPECT_NE(s.srv.log().find("embeddings: pooling " + s.pooling), std::string::npos) << s.srv.log();
     args += " " + s.srv.url() + " " + s.pooling + " '" + s.model + "'";
   }
   const auto r = run_capture(std::string(OSCAR_PYTHON) + " " + OSCAR_SOURCE_DIR +
