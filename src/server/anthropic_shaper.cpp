@@ -18,6 +18,7 @@ class AnthropicShaper : public ResponseShaper {
       Json m = message(Json::array(), nullptr);
       m["usage"]["output_tokens"] = 0;
       out.push_back({{"type", "message_start"}, {"message", m}});
+      out.push_back({{"type", "ping"}});  // as Anthropic's streams do; clients skip it
       started_ = true;
     }
     for (const auto& t : e.tokens) add(parser_.feed(t.text), out);

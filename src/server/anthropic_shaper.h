@@ -1,7 +1,7 @@
 // A chat task's events in Anthropic's Messages shape. The chat output
 // parser splits the text into thinking, text and tool calls; each run of one
 // kind becomes a content block. Streamed, that is Anthropic's event
-// sequence: message_start, per block content_block_start / _delta / _stop
+// sequence: message_start, ping, per block content_block_start / _delta / _stop
 // (indices counting the blocks), message_delta (stop_reason, usage) and
 // message_stop, each sent with its event name.
 #pragma once

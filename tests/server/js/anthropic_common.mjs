@@ -56,6 +56,7 @@ export function assertEventGrammar(events) {
   const types = events.map((e) => e.event).filter((t) => t !== 'ping');
   assert.equal(types[0], 'message_start');
   assert.deepEqual(types.slice(-2), ['message_delta', 'message_stop']);
+  assert.equal(events[1]?.event, 'ping', 'a ping follows message_start');
   let open = -1, next = 0;
   for (const e of events.slice(1, -2)) {
     const d = e.data;
