@@ -62,8 +62,9 @@ test('streamed: the SDK assembles the same message as the whole call (greedy)', 
   assert.equal(deltas, whole.content[0]?.text ?? '');
 });
 
+// Greedy: this model's first tokens after the prompt hold no end of turn (see the plain test).
 test('the raw event stream follows Anthropic\'s grammar with named events', async () => {
-  const events = await rawEvents({ ...base, max_tokens: 6 });
+  const events = await rawEvents({ ...base, max_tokens: 6, temperature: 0 });
   const n = assertEventGrammar(events);
   assert.ok(n <= 1);
   const start = events[0].data.message;
