@@ -37,7 +37,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
 fi
 JS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/server/js"
-if [ -f "$JS_DIR/package-lock.json" ] && [ ! -d "$JS_DIR/node_modules/openai" ]; then
+if [ -f "$JS_DIR/package-lock.json" ] && { [ ! -d "$JS_DIR/node_modules/openai" ] || [ ! -d "$JS_DIR/node_modules/@anthropic-ai/sdk" ]; }; then
   echo "setup-deps: npm ci in tests/server/js"
   (cd "$JS_DIR" && npm ci --no-audit --no-fund)
 fi

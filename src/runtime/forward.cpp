@@ -148,6 +148,13 @@ const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {
   return logits_;
 }
 
+void Forward::output_hidden(int i, float* out) const {
+  const model::ModelConfig& c = model_.config();
+  const size_t E = (size_t)c.n_embd;
+  require(i >= 0 && (size_t)(i + 1) * E <= x_.size(), "output_hidden: no such token in the last batch");
+  kernels::rms_norm(&x_[(size_t)i * E], model_.weights().output_norm.data(), out, c.n_embd, c.rms_eps);
+}
+
 void Forward::for_tokens(int n, const std::function<void(int)>& fn) {
   // Below this many tokens the per-token work (a few thousand floats) does
   // not pay for a parallel region.

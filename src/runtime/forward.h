@@ -78,6 +78,12 @@ class Forward {
   const std::vector<float>& eval(const std::vector<BatchToken>& batch);
 
   int n_vocab() const { return model_.config().n_vocab; }
+  int n_embd() const { return model_.config().n_embd; }
+  // Token i of the last eval's batch (any token, marked for logits or not):
+  // its final hidden state after the output norm, the vector the output
+  // projection reads and embeddings pool (n_embd values into out). Valid
+  // until the next eval.
+  void output_hidden(int i, float* out) const;
 
  private:
   void validate(const std::vector<BatchToken>& batch, std::vector<int>& n_cached) const;

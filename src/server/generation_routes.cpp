@@ -17,6 +17,7 @@
 #include "server/routes.h"
 #include "server/server_context.h"
 #include "server/sse.h"
+#include "server/task_relay.h"
 
 namespace oscar::server {
 
@@ -146,12 +147,12 @@ void serve_tasks(ServerContext& ctx, const Request& req, Response& res, std::vec
           const bool failed = e.done && e.done->reason == FinishReason::Error;
           if (failed) {
             st->channel->cancel();
-            out = sse_error(500, "generation failed: " + e.done->error);
+            out = st->shaper->frame_error(500, "generation failed: " + e.done->error);
           } else {
-            for (const Json& c : st->shaper->chunks(e)) out += sse_data(c);
+            for (const Json& c : st->shaper->chunks(e)) out += st->shaper->frame(c);
             // Cut by a shutdown: finish_reason "cancelled", then an error event.
             if (e.done && e.done->reason == FinishReason::Cancelled)
-              out += sse_error(503, "the server is shutting down: the generation was stopped");
+              out += st->shaper->frame_error(503, "the server is shutting down: the generation was stopped");
           }
           const bool last = failed || (e.done && st->shaper->complete());
           if (last && st->shaper->done_marker()) out += sse_done();
@@ -239,6 +240,13 @@ std::unique_ptr<ResponseShaper> shaper_for(const std::vector<Task>& tasks, Merge
 }
 
 }  // namespace
+
+void relay_task(ServerContext& ctx, const httplib::Request& req, httplib::Response& res, Task task,
+                std::unique_ptr<ResponseShaper> shaper, bool stream) {
+  serve_task(ctx, req, res, std::move(task), std::move(shaper), stream);
+}
+std::string new_response_id(const char* prefix) { return random_id(prefix); }
+uint64_t new_request_seed() { return random_seed(); }
 
 void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
   auto chat = [&ctx](const Request& req, Response& res) {

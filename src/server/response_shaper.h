@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_output_parser.h"
+#include "server/sse.h"
 #include "server/task.h"
 #include "tokenizer/tokenizer.h"
 
@@ -48,6 +49,10 @@ class ResponseShaper {
   virtual bool done_marker() const { return true; }
   // Whether every task of the request has finished.
   virtual bool complete() const = 0;
+  // One chunk (or a mid-stream error) as server-sent-event text: data lines
+  // for OpenAI; APIs whose clients dispatch on event names override these.
+  virtual std::string frame(const Json& chunk) const { return sse_data(chunk); }
+  virtual std::string frame_error(int status, const std::string& message) const { return sse_error(status, message); }
 };
 
 std::unique_ptr<ResponseShaper> make_chat_shaper(ShaperInfo info, const chat::ChatOutputFormat& fmt,

@@ -2,12 +2,17 @@
 
 #include <httplib.h>
 
+#include "server/anthropic_error.h"
+#include "server/anthropic_routes.h"
 #include "server/auth.h"
 #include "server/chat_continuation.h"
 #include "server/http_policy.h"
 #include "server/http_util.h"
 #include "server/kv_report.h"
+#include "server/embeddings_routes.h"
+#include "server/infill_routes.h"
 #include "server/metrics.h"
+#include "server/responses_routes.h"
 #include "server/server_context.h"
 #include "server/webui_routes.h"
 
@@ -124,7 +129,10 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
         presented_key(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
     // Public paths skip the key, not the wait for the model (their handlers read it).
     if (!is_public_path(req.path) && !key_accepted(ctx.settings().api_keys, key)) {
-      reply_error(res, ApiError(401, "Invalid API Key", "authentication_error"));
+      if (req.path.rfind("/v1/messages", 0) == 0)  // Anthropic's clients read their own error shape
+        reply_json(res, anthropic_error_body(401, "Invalid API Key"), 401);
+      else
+        reply_error(res, ApiError(401, "Invalid API Key", "authentication_error"));
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!ctx.ready()) {
@@ -162,6 +170,10 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
   register_misc(svr, ctx);
   register_generation_routes(svr, ctx);
   register_webui_routes(svr, ctx.settings());
+  register_anthropic_routes(svr, ctx);
+  register_responses_routes(svr, ctx);
+  register_embeddings_routes(svr, ctx);
+  register_infill_routes(svr, ctx);
 }
 
 }  // namespace oscar::server

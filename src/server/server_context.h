@@ -23,8 +23,11 @@
 
 namespace oscar::server {
 
+class Embedder;
+
 struct LoadedModel {
   const tok::Tokenizer* tokenizer = nullptr;
+  Embedder* embedder = nullptr;  // with --embedding; null otherwise
   Scheduler* scheduler = nullptr;
   std::string path;
   std::string arch;

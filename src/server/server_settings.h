@@ -43,6 +43,10 @@ struct ServerSettings {
   // Template variables every chat request starts from (--chat-template-kwargs,
   // --reasoning off, --reasoning-budget 0); a JSON object.
   nlohmann::ordered_json default_template_kwargs = nlohmann::ordered_json::object();
+  bool embeddings = false;         // --embedding: serve /v1/embeddings, /embedding(s)
+  int n_batch = 2048;              // logical batch (-b): /infill sizes prefix and suffix by it
+  bool spm_infill = false;         // --spm-infill: suffix-prefix-middle order
+  std::string pooling;             // --pooling none|mean|cls|last|rank (empty: the model's, else last)
 };
 
 }  // namespace oscar::server

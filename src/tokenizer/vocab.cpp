@@ -183,6 +183,12 @@ Vocab Vocab::from_metadata(const std::vector<KeyValue>& kvs) {
   read_id("tokenizer.ggml.seperator_token_id", vb.sep_);
   read_id("tokenizer.ggml.eot_token_id", vb.eot_);
   read_id("tokenizer.ggml.eom_token_id", vb.eom_);
+  read_id("tokenizer.ggml.fim_pre_token_id", vb.fim_.pre);
+  read_id("tokenizer.ggml.fim_suf_token_id", vb.fim_.suf);
+  read_id("tokenizer.ggml.fim_mid_token_id", vb.fim_.mid);
+  read_id("tokenizer.ggml.fim_pad_token_id", vb.fim_.pad);
+  read_id("tokenizer.ggml.fim_rep_token_id", vb.fim_.rep);
+  read_id("tokenizer.ggml.fim_sep_token_id", vb.fim_.sep);
   if (auto b = m.boolean("tokenizer.ggml.add_bos_token")) vb.add_bos_ = *b;
   if (auto b = m.boolean("tokenizer.ggml.add_eos_token")) vb.add_eos_ = *b;
   if (auto b = m.boolean("tokenizer.ggml.add_space_prefix")) vb.add_space_prefix_ = *b;

@@ -55,6 +55,13 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// Fill-in-the-middle tokens (tokenizer.ggml.fim_*_token_id); kNoToken when
+// the GGUF names none.
+struct FimTokens {
+  TokenId pre = kNoToken, suf = kNoToken, mid = kNoToken;  // prefix, suffix, middle
+  TokenId pad = kNoToken, rep = kNoToken, sep = kNoToken;  // padding, repository name, file separator
+};
+
 class Vocab {
  public:
   // Throws oscar::Error on missing or malformed keys.
@@ -93,6 +100,7 @@ class Vocab {
   TokenId pad() const { return pad_; }
   TokenId sep() const { return sep_; }
   TokenId eot() const { return eot_; }
+  const FimTokens& fim() const { return fim_; }
   bool add_bos() const { return add_bos_; }
   bool add_eos() const { return add_eos_; }
   bool add_space_prefix() const { return add_space_prefix_; }
@@ -116,6 +124,7 @@ class Vocab {
   TokenId byte_tokens_[256];
   TokenId bos_ = kNoToken, eos_ = kNoToken, unk_ = kNoToken, pad_ = kNoToken, sep_ = kNoToken;
   TokenId eot_ = kNoToken, eom_ = kNoToken;
+  FimTokens fim_;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
   std::vector<TokenId> eog_;
   std::vector<TokenId> specials_;

@@ -21,6 +21,7 @@
 #include "outliers.h"
 #include "quant/quant.h"
 #include "random_weights.h"
+#include "fim_tokens.h"
 #include "script_weights.h"
 #include "tensor_plan.h"
 #include "vocab_source.h"
@@ -36,7 +37,7 @@ void usage() {
                "         [--embd N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--ctx N] [--vocab N]\n"
                "         [--rope-base F] [--tied] [--type T] [--seed N] [--tokenizer-json PATH]\n"
                "         [--kv-rot random|hadamard|DIR] [--script FILE] [--k-outliers N[,SCALE[,QSCALE]]]\n"
-               "         [-t THREADS] -o FILE\n"
+               "         [--fim] [--pooling-type N] [-t THREADS] -o FILE\n"
                "gemma:   [--sliding-window N] [--swa-period N] [--head-dim-swa N] [--kv-heads-global N]\n"
                "         [--kv-shared N] [--double-wide-ffn] [--per-layer-embd N] [--softcap F]\n"
                "         (--double-wide-ffn: the KV-shared layers' FFN is twice --ffn, as in gemma4-e2b)\n"
@@ -49,6 +50,9 @@ void usage() {
                "         find (see outliers.h)\n"
                "script:  --script FILE writes a qwen3 model whose greedy output follows the file's token\n"
                "         chains (JSON; see script_weights.h); the hidden size becomes vocabulary + 1, rounded up to 32\n"
+               "pooling: --pooling-type N writes {arch}.pooling_type (llama.cpp's 0 none 1 mean 2 cls 3 last 4 rank),\n"
+               "         as embedding models carry it\n"
+               "fim:     --fim adds Qwen2.5-Coder's fill-in-the-middle tokens and their tokenizer.ggml.fim_* keys\n"
                "types: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m\n"
                "presets: tiny (of --arch) qwen3-0.6b qwen3-4b qwen3-8b llama-3.2-1b llama-3.1-8b qwen2.5-0.5b\n"
                "         gemma3-1b gemma3-4b gemma3-12b gemma3-27b gemma4-e2b gemma4-e4b gemma4-31b\n");
@@ -147,6 +151,8 @@ int main(int argc, char** argv) {
     std::string out, preset, tokenizer_json, kv_rot, script_path, k_outliers;
     int threads = 0;
     bool double_wide = false;
+    bool fim = false;
+    int pooling_type = -1;
     // Flags are applied after the preset, so "--preset tiny --layers 4" works.
     std::vector<std::pair<std::string, std::string>> overrides;
     for (int i = 1; i < argc; ++i) {
@@ -167,6 +173,8 @@ int main(int argc, char** argv) {
       else if (f == "--k-outliers") k_outliers = val();
       else if (f == "--tied") overrides.emplace_back(f, "");
       else if (f == "--double-wide-ffn") double_wide = true;
+      else if (f == "--fim") fim = true;
+      else if (f == "--pooling-type") pooling_type = parse_int("--pooling-type", val().c_str());
       else if (f == "-t" || f == "--threads") threads = parse_int("-t", val().c_str());
       else if (f == "--layers" || f == "--embd" || f == "--heads" || f == "--kv-heads" || f == "--head-dim" ||
                f == "--ffn" || f == "--ctx" || f == "--vocab" || f == "--type" || f == "--seed" || f == "--rope-base" ||
@@ -213,6 +221,11 @@ int main(int argc, char** argv) {
 
     std::vector<gguf::KeyValue> vocab =
         tokenizer_json.empty() ? default_vocab(s) : vocab_from_tokenizer_json(tokenizer_json);
+    if (fim) add_fim_tokens(vocab);  // before the script, whose chains may use them
+    if (pooling_type >= 0) {
+      if (pooling_type > 4) throw Error("--pooling-type must be 0..4");
+      vocab.push_back({s.arch + ".pooling_type", gguf::Value::u32((uint32_t)pooling_type)});  // written with the rest
+    }
     std::optional<ScriptTokens> script;
     if (!script_path.empty()) script = add_script_tokens(load_script(script_path), vocab);
     const int n_tokens = vocab_size(vocab);

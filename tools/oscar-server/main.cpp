@@ -26,6 +26,7 @@
 #include "grammar/grammar_flags.h"
 #include "run_settings.h"
 #include "server/http_server.h"
+#include "server/embeddings_engine.h"
 #include "server/routes.h"
 #include "server/scheduler.h"
 #include "server/server_context.h"
@@ -200,6 +201,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<kv::KvCache> cache;
   std::unique_ptr<runtime::Forward> fwd;
   std::unique_ptr<server::Scheduler> scheduler;
+  std::unique_ptr<server::Embedder> embedder;
   try {
     engine = tools::Engine::load(s, log);
     const auto [n_ctx_slot, pool_positions] = kv_layout(*engine, s, ss);
@@ -238,6 +240,15 @@ int run(int argc, char** argv) {
     m->tmpl = std::make_unique<chat::ChatTemplate>(m->template_source, bos, eos);
     // --skip-chat-parsing: everything the model writes stays in the content.
     if (!ss.skip_chat_parsing) m->output_format = chat::detect_output_format(m->template_source);
+    if (ss.embeddings) {
+      const server::Pooling pooling = server::resolve_pooling(engine->model(), ss.pooling);
+      require(pooling != server::Pooling::Rank, "--pooling rank: the model has no reranking head (none is supported)");
+      embedder = std::make_unique<server::Embedder>(engine->model(), engine->make_cache(s, 1, n_ctx_slot),
+                                                    engine->forward_options(s), s.n_threads, s.n_ubatch, pooling);
+      m->embedder = embedder.get();
+      log.info(std::string("embeddings: pooling ") + server::pooling_name(pooling) + ", inputs up to " +
+               std::to_string(n_ctx_slot) + " tokens");
+    }
     ctx.publish(std::move(m));
     log.info("model loaded: " + std::to_string(ss.n_parallel) + " slots of up to " + std::to_string(n_ctx_slot) +
              " positions" + (pool_positions > 0 ? " sharing a pool of " + std::to_string(cache->pool_positions()) : "") +

@@ -53,8 +53,6 @@ std::vector<FlagSpec> unsupported_server_specs() {
       no_effect(E, {"-r", "--reverse-prompt"}, "PROMPT", "", "interactive mode only; requests give their own stop strings"),
       no_effect(E, {"-sp", "--special"}, "", "", "special tokens are rendered as text only where the tokenizer does"),
       on_off_no_effect(E, {"--warmup"}, {"--no-warmup"}, "", "there is no warm-up run"),
-      no_effect(E, {"--spm-infill"}, "", "", "there is no /infill endpoint"),
-      no_effect(E, {"--pooling"}, "{none,mean,cls,last,rank}", "LLAMA_ARG_POOLING", "there are no embedding endpoints"),
       on_off_no_effect(E, {"-cb", "--cont-batching"}, {"-nocb", "--no-cont-batching"}, "LLAMA_ARG_CONT_BATCHING",
                        "batching is always continuous"),
       no_effect(E, {"-mm", "--mmproj"}, "FILE", "LLAMA_ARG_MMPROJ", kNoMultimodal),
@@ -63,7 +61,7 @@ std::vector<FlagSpec> unsupported_server_specs() {
       on_off_no_effect(E, {"--mmproj-offload"}, {"--no-mmproj-offload"}, "LLAMA_ARG_MMPROJ_OFFLOAD", kNoMultimodal),
       no_effect(E, {"--image-min-tokens"}, "N", "LLAMA_ARG_IMAGE_MIN_TOKENS", kNoMultimodal),
       no_effect(E, {"--image-max-tokens"}, "N", "LLAMA_ARG_IMAGE_MAX_TOKENS", kNoMultimodal),
-      no_effect(E, {"--embd-normalize"}, "N", "", "there are no embedding endpoints"),
+      no_effect(E, {"--embd-normalize"}, "N", "", "embeddings are always L2-normalised (llama-server's default)"),
       no_effect(E, {"--reuse-port"}, "", "LLAMA_ARG_REUSE_PORT", "the port is bound exclusively"),
       no_effect(E, {"--api-prefix"}, "PREFIX", "LLAMA_ARG_API_PREFIX", "the endpoints are served at the root only"),
       no_effect(E, {"--webui-config"}, "JSON", "LLAMA_ARG_WEBUI_CONFIG", kNoUi),
@@ -73,7 +71,6 @@ std::vector<FlagSpec> unsupported_server_specs() {
       on_off_no_effect(E, {"--webui-mcp-proxy"}, {"--no-webui-mcp-proxy"}, "LLAMA_ARG_WEBUI_MCP_PROXY", kNoUi),
       on_off_no_effect(E, {"--ui-mcp-proxy"}, {"--no-ui-mcp-proxy"}, "LLAMA_ARG_UI_MCP_PROXY", kNoUi),
       no_effect(E, {"--tools"}, "TOOL1,TOOL2,...", "LLAMA_ARG_TOOLS", "there are no built-in agent tools"),
-      no_effect(E, {"--embedding", "--embeddings"}, "", "LLAMA_ARG_EMBEDDINGS", "there are no embedding endpoints"),
       no_effect(E, {"--rerank", "--reranking"}, "", "LLAMA_ARG_RERANKING", "there is no reranking endpoint"),
       no_effect(E, {"--cache-reuse"}, "N", "LLAMA_ARG_CACHE_REUSE",
                 "slots reuse their longest common prefix; shifted chunks are not reused"),
@@ -263,6 +260,16 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
              if (ss.sleep_idle_seconds >= 0)
                s.flag_notes.push_back("--sleep-idle-seconds: stored; the model stays loaded (idle sleep is not implemented)");
            }),
+      flag(E, {"--embedding", "--embeddings"}, "", "LLAMA_ARG_EMBEDDINGS",
+           "serve /v1/embeddings, /embedding, /embeddings", [&ss](const std::string&) { ss.embeddings = true; }),
+      flag(E, {"--pooling"}, "{none,mean,cls,last,rank}", "LLAMA_ARG_POOLING",
+           "pooling of embeddings (default: the GGUF's, else last)", [&ss](const std::string& x) {
+             if (x != "none" && x != "mean" && x != "cls" && x != "last" && x != "rank")
+               throw Error("--pooling: expected none, mean, cls, last or rank, got '" + x + "'");
+             ss.pooling = x;
+           }),
+      flag(E, {"--spm-infill"}, "", "", "/infill puts the suffix before the prefix (some models prefer it)",
+           [&ss](const std::string&) { ss.spm_infill = true; }),
       flag(E, {"--read-timeout"}, "N", "",
            "seconds a client has to send a request's head and body (plus 1 s per MiB of body); slower or idle "
            "connections are closed (default 10)",
@@ -308,6 +315,7 @@ ServerArgs parse_server_args(int argc, char** argv, const EnvLookup& env) {
   if (a.server.ssl_key_file.empty() != a.server.ssl_cert_file.empty())
     throw Error("--ssl-key-file and --ssl-cert-file go together; give both");
   a.server.reasoning_format = a.run.reasoning_format;
+  a.server.n_batch = a.run.n_batch;
   a.server.verbose = a.run.verbose;
   a.server.seed_given = a.run.seed_given;
   a.server.default_template_kwargs = default_template_kwargs(a.run);
