@@ -24,6 +24,7 @@ class AnthropicShaper : public ResponseShaper {
     for (const auto& t : e.tokens) add(parser_.feed(t.text), out);
     if (e.done) {
       done_ = *e.done;
+      finished_ = true;
       add(parser_.feed(e.done->tail), out);
       add(parser_.finish(), out);
       close_block(out);
@@ -36,6 +37,7 @@ class AnthropicShaper : public ResponseShaper {
   }
 
   Json response() const override { return message(blocks_, stop_reason()); }
+  bool complete() const override { return finished_; }
   bool done_marker() const override { return false; }
   // Anthropic's clients dispatch on the event name, which is each event's type.
   std::string frame(const Json& chunk) const override {
@@ -117,6 +119,7 @@ class AnthropicShaper : public ResponseShaper {
   int n_calls_ = 0;
   Json blocks_ = Json::array();
   Done done_;
+  bool finished_ = false;  // the task's Done has arrived
 };
 
 }  // namespace

@@ -243,7 +243,9 @@ std::unique_ptr<ResponseShaper> shaper_for(const std::vector<Task>& tasks, Merge
 
 void relay_task(ServerContext& ctx, const httplib::Request& req, httplib::Response& res, Task task,
                 std::unique_ptr<ResponseShaper> shaper, bool stream) {
-  serve_task(ctx, req, res, std::move(task), std::move(shaper), stream);
+  std::vector<Task> tasks;
+  tasks.push_back(std::move(task));
+  serve_tasks(ctx, req, res, std::move(tasks), std::move(shaper), stream);
 }
 std::string new_response_id(const char* prefix) { return random_id(prefix); }
 uint64_t new_request_seed() { return random_seed(); }

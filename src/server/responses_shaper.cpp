@@ -32,6 +32,7 @@ class ResponsesShaper : public ResponseShaper {
   }
 
   Json response() const override { return response_object(done_.reason == FinishReason::Length ? "incomplete" : "completed"); }
+  bool complete() const override { return finished_; }
   bool done_marker() const override { return false; }
   std::string frame(const Json& chunk) const override {
     return "event: " + chunk["type"].get<std::string>() + "\n" + sse_data(chunk);
