@@ -285,7 +285,7 @@ std::string value_for(const std::string& flag, const test::TmpDir& dir) {
       {"--cache-type-v", "q2_0"}, {"--reasoning-format", "none"}, {"-rea", "off"}, {"--reasoning", "off"},
       {"--chat-template", "chatml"}, {"--chat-template-kwargs", "{\"a\": 1}"}, {"-l", "15+1"},
       {"--logit-bias", "15-inf"}, {"--host", "127.0.0.1"}, {"-hf", "user/repo:Q8_0"}, {"-hfr", "user/repo"},
-      {"--hf-repo", "user/repo"}};
+      {"--hf-repo", "user/repo"}, {"--pooling", "mean"}};
   if (flag == "--grammar-file" || flag == "-jf" || flag == "--json-schema-file" || flag == "--api-key-file")
     return dir.write("value.txt", "{}\n");
   const auto it = kValues.find(flag);
