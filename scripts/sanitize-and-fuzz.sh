@@ -24,7 +24,7 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" -DCMAKE_C_FLAGS="-fno-sanitize-recover=undefined" \
     -DOSCAR_SANITIZE=ON -DOSCAR_BUILD_FUZZ=ON -DOSCAR_BUILD_BENCH=OFF "${LAUNCHER[@]}"
 fi
-FUZZERS=(http_request_fuzz tokenizer_json_fuzz gguf_reader_fuzz jinja_fuzz torchio_fuzz)
+FUZZERS=(http_request_fuzz tokenizer_json_fuzz gguf_reader_fuzz jinja_fuzz torchio_fuzz grammar_fuzz)
 cmake --build "$BUILD" -j "$(nproc)" --target test_server_units test_server_hardening oscar-server oscar-mkmodel \
   "${FUZZERS[@]}"
 
@@ -39,6 +39,7 @@ declare -A SEEDS=(
   [gguf_reader_fuzz]=tests/data/gguf-seeds
   [jinja_fuzz]=fuzz/corpus/jinja
   [torchio_fuzz]=fuzz/corpus/torchio
+  [grammar_fuzz]=fuzz/corpus/grammar
 )
 mkdir -p "$BUILD/fuzz-artifacts"
 for f in "${FUZZERS[@]}"; do

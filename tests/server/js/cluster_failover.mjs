@@ -81,36 +81,50 @@ async function conversation(conv) {
 
 const pidOf = (i) => Number(fs.readFileSync(`${DIR}/replica-${i}.pid`, 'utf8'));
 
+// Conversations from the second half on wait until the restarted replica
+// has rejoined, so there is traffic left for it and for the SIGTERM below
+// however fast the machine runs the first half.
+let releaseSecondHalf;
+const secondHalf = new Promise((r) => { releaseSecondHalf = r; });
+
 async function chaos(progress) {
-  // Kill replica 2 once a quarter of the conversations are under way.
-  while (progress() < N_CONV / 4) await sleep(50);
-  process.kill(pidOf(2), 'SIGKILL');
-  console.log(`killed replica 2 (SIGKILL) after ${progress()} conversations`);
-  // The balancer must stop sending to it within its check interval.
-  await sleep(3000);
-  const before = await replicaRequests(PORTS[0]) + await replicaRequests(PORTS[2]);
-  await sleep(1500);
-  const after = await replicaRequests(PORTS[0]) + await replicaRequests(PORTS[2]);
-  assert.ok(after > before, 'the surviving replicas took over the traffic');
-  // Restart it; it must rejoin and be sent work again.
-  execFileSync('bash', ['-c', RESTART]);
-  const t0 = Date.now();
-  for (;;) {
-    try { if ((await fetch(`http://127.0.0.1:${PORTS[1]}/health`)).status === 200) break; } catch { /* starting */ }
-    assert.ok(Date.now() - t0 < 60_000, 'the restarted replica became healthy');
-    await sleep(200);
+  try {
+    // Kill replica 2 once a quarter of the conversations are under way.
+    while (progress() < N_CONV / 4) await sleep(50);
+    process.kill(pidOf(2), 'SIGKILL');
+    console.log(`killed replica 2 (SIGKILL) after ${progress()} conversations`);
+    // The balancer must stop sending to it within its check interval.
+    await sleep(3000);
+    const before = await replicaRequests(PORTS[0]) + await replicaRequests(PORTS[2]);
+    const probe = (key) => oa.chat.completions.create(
+      { model: 'x', messages: [{ role: 'user', content: 'probe' }], max_tokens: 1 }, { headers: { 'X-Session-Id': key } });
+    for (let k = 0; k < 6; ++k) await probe(`while-down-${k}`);
+    const after = await replicaRequests(PORTS[0]) + await replicaRequests(PORTS[2]);
+    assert.ok(after >= before + 6, 'the surviving replicas took the traffic');
+    // Restart it; it must rejoin and be sent work again: keys that hash to
+    // it go back to it once HAProxy sees two passing checks (rise 2, inter 1s).
+    execFileSync('bash', ['-c', RESTART]);
+    const t0 = Date.now();
+    for (;;) {
+      try { if ((await fetch(`http://127.0.0.1:${PORTS[1]}/health`)).status === 200) break; } catch { /* starting */ }
+      assert.ok(Date.now() - t0 < 60_000, 'the restarted replica became healthy');
+      await sleep(200);
+    }
+    console.log('replica 2 restarted and healthy');
+    let r2 = 0;
+    for (let k = 0; k < 200 && r2 === 0; ++k) {
+      await probe(`after-restart-${k}`);
+      r2 = await replicaRequests(PORTS[1]);
+      if (r2 === 0) await sleep(100);
+    }
+    console.log(`replica 2 served ${r2} generation requests since its restart`);
+    rejoined = r2 > 0;
+  } finally {
+    releaseSecondHalf();
   }
-  console.log('replica 2 restarted and healthy');
-  // HAProxy puts it back after two passing checks (rise 2, inter 1s); then
-  // new conversations hash to it again.
-  let r2 = 0;
-  for (let waited = 0; waited < 20_000 && r2 === 0 && progress() < N_CONV; waited += 500) {
-    await sleep(500);
-    r2 = await replicaRequests(PORTS[1]);
-  }
-  console.log(`replica 2 served ${r2} generation requests since its restart`);
-  rejoined = r2 > 0;
-  // Stop replica 3 with SIGTERM while it has work: it must drain, not cut.
+  // Stop replica 3 with SIGTERM while conversations are running on it: it
+  // must drain, not cut.
+  while (progress() < (3 * N_CONV) / 4) await sleep(20);
   cutsAtTerm = stats.streamCuts;
   process.kill(pidOf(3), 'SIGTERM');
   console.log('sent SIGTERM to replica 3');
@@ -120,7 +134,11 @@ let rejoined = false;
 let cutsAtTerm = -1;
 let started = 0;
 async function worker() {
-  while (started < N_CONV) await conversation(started++);
+  while (started < N_CONV) {
+    const conv = started++;
+    if (conv >= N_CONV / 2) await secondHalf;
+    await conversation(conv);
+  }
 }
 
 const t0 = performance.now();
