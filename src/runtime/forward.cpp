@@ -77,12 +77,15 @@ void Forward::reserve_pages(const std::vector<BatchToken>& batch) {
   // stored: a pool that runs short fails the batch with the cache untouched.
   std::map<int, int> end;  // seq -> positions after the batch
   for (const BatchToken& t : batch) end[t.seq] = std::max(end[t.seq], t.pos + 1);
-  for (const auto& [seq, n] : end)
+  for (const auto& entry : end) {
+    // Plain names, not a structured binding: a lambda may not capture one before C++20 in clang 14.
+    const int seq = entry.first, n = entry.second;
     require(cache_.reserve(seq, n), [&] {
       return "KV pool full: sequence " + std::to_string(seq) + " needs pages for " + std::to_string(n) +
              " positions and the pool has " + std::to_string(cache_.free_positions()) + " of " +
              std::to_string(cache_.pool_positions()) + " positions free";
     });
+  }
 }
 
 const std::vector<float>& Forward::eval(const std::vector<BatchToken>& batch) {

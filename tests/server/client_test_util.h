@@ -2,6 +2,8 @@
 // and whether node with the openai package is installed.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
 
@@ -42,6 +44,35 @@ struct TempDir {
     std::filesystem::remove_all(path, ec);
   }
   std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+// A suite whose tests share one random tiny qwen3 (oscar-mkmodel), written
+// once per suite into a folder of its own. `Suite` only makes the static
+// members distinct per suite.
+template <class Suite>
+class TinyModelSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir_->file("tiny.gguf"));
+    ASSERT_EQ(r.first, 0) << r.second;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string model() { return dir_->file("tiny.gguf"); }
+  static inline TempDir* dir_ = nullptr;
+};
+
+// The same, skipping each test when the Node client is not installed.
+template <class Suite>
+class TinyModelClientSuite : public TinyModelSuite<Suite> {
+ protected:
+  void SetUp() override {
+    const std::string why = node_client_missing();
+    if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
+  }
 };
 
 }  // namespace oscar::testing

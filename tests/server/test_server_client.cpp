@@ -10,25 +10,7 @@ using namespace oscar::testing;
 
 namespace {
 
-class ServerClient : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir_->file("tiny.gguf"));
-    ASSERT_EQ(r.first, 0) << r.second;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    const std::string why = node_client_missing();
-    if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
-  }
-  static std::string model() { return dir_->file("tiny.gguf"); }
-  static TempDir* dir_;
-};
-TempDir* ServerClient::dir_ = nullptr;
+class ServerClient : public TinyModelClientSuite<ServerClient> {};
 
 TEST_F(ServerClient, OpenAiApiSurface) {
   ServerProcess srv;
@@ -99,7 +81,9 @@ TEST_F(ServerClient, UnifiedKvPoolAndSplit) {
     if (split) args.push_back("--no-kv-unified");
     const std::string err = srv.start(kBin + "/oscar-server", args, dir_->file(split ? "split.log" : "pool.log"));
     ASSERT_EQ(err, "");
-    if (!split) EXPECT_NE(srv.log().find("as q2_0"), std::string::npos) << srv.log();  // the pool's capacity line
+    if (!split) {
+      EXPECT_NE(srv.log().find("as q2_0"), std::string::npos) << srv.log();  // the pool's capacity line
+    }
     const auto [rc, out] = run_node("kv_pool.test.mjs", srv, 4, split ? 512 : 2048, split ? "OSCAR_SPLIT=1" : "");
     EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
     EXPECT_EQ(srv.stop(), 0) << srv.log();

@@ -10,25 +10,7 @@ using namespace oscar::testing;
 
 namespace {
 
-class ServerFields : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir_->file("tiny.gguf"));
-    ASSERT_EQ(r.first, 0) << r.second;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    const std::string why = node_client_missing();
-    if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
-  }
-  static std::string model() { return dir_->file("tiny.gguf"); }
-  static TempDir* dir_;
-};
-TempDir* ServerFields::dir_ = nullptr;
+class ServerFields : public TinyModelClientSuite<ServerFields> {};
 
 TEST_F(ServerFields, RequestFieldsAndHttpDetails) {
   ServerProcess srv;

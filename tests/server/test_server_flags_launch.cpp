@@ -19,21 +19,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-class ServerLaunch : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir_->file("tiny.gguf"));
-    ASSERT_EQ(r.first, 0) << r.second;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static std::string model() { return dir_->file("tiny.gguf"); }
-  static TempDir* dir_;
+class ServerLaunch : public TinyModelSuite<ServerLaunch> {
 };
-TempDir* ServerLaunch::dir_ = nullptr;
 
 httplib::Headers bearer(const std::string& key) { return {{"Authorization", "Bearer " + key}}; }
 

@@ -50,18 +50,8 @@ long ms_since(Clock::time_point t0) {
   return (long)std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
 }
 
-class ServerHardening : public ::testing::Test {
+class ServerHardening : public TinyModelSuite<ServerHardening> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " + dir_->file("tiny.gguf"));
-    ASSERT_EQ(r.first, 0) << r.second;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static std::string model() { return dir_->file("tiny.gguf"); }
   // A server with an API key, 2 slots, and the extra flags given.
   static std::string start(ServerProcess& srv, const std::string& name, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"-m", model(), "-c", "1024", "-np", "2", "-t", "2", "--api-key", kKey};
@@ -71,9 +61,7 @@ class ServerHardening : public ::testing::Test {
   static bool healthy(int port) {
     return RawConnection::status(raw_exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 3000)) == 200;
   }
-  static TempDir* dir_;
 };
-TempDir* ServerHardening::dir_ = nullptr;
 
 // Every field that reaches a recursive walk, on both routes that render a
 // chat: 400 naming the depth limit, and the server still answers.
