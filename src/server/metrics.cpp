@@ -60,6 +60,12 @@ std::string render_metrics(const SchedulerStats& s, const HttpCountersSnapshot& 
   sample(o, "oscar:kv_cells", "{tier=\"recent\"}", (double)s.kv.recent_cells);
   metric(o, "oscar:kv_bytes_used", "gauge", "Bytes of K and V held by the cached positions.", (double)s.kv.bytes);
   metric(o, "oscar:kv_bytes_allocated", "gauge", "Bytes allocated for the KV cache.", (double)s.kv_bytes_allocated);
+  metric(o, "oscar:kv_pool_positions", "gauge", "Positions the KV pool holds (all slots together).",
+         (double)s.kv_pool_positions);
+  metric(o, "oscar:kv_pool_used_positions", "gauge", "Positions of the KV pool held by sequences (whole pages).",
+         (double)s.kv_pool_used_positions);
+  metric(o, "oscar:kv_pool_free_positions", "gauge", "Positions of the KV pool free for new work.",
+         (double)(s.kv_pool_positions - s.kv_pool_used_positions));
   metric(o, "oscar:kv_bits_per_value", "gauge", "Bits per cached K/V value over all tiers.", s.kv.bits_per_value);
   metric(o, "oscar:kv_main_bits_per_value", "gauge", "Bits per value of the main (quantized) tier.",
          s.kv.main_bits_per_value);

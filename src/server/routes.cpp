@@ -2,6 +2,9 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <random>
+
 #include "server/anthropic_error.h"
 #include "server/anthropic_routes.h"
 #include "server/auth.h"
@@ -32,11 +35,32 @@ Json model_list(const ServerContext& ctx) {
   return {{"object", "list"}, {"data", Json::array({entry})}};
 }
 
+// The client's X-Request-Id when it is a sane token (a balancer or client
+// tracing a request across replicas), else a new random one; echoed on the
+// response so logs on both sides can be joined.
+std::string request_id(const std::string& given) {
+  const bool sane = !given.empty() && given.size() <= 128 &&
+                    std::all_of(given.begin(), given.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  if (sane) return given;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::string id(32, '0');
+  for (char& c : id) c = kHex[rd() % 16];
+  return id;
+}
+
 void register_misc(httplib::Server& svr, ServerContext& ctx) {
-  auto health = [&ctx](const Request&, Response& res) {
+  auto health = [&ctx](const Request& req, Response& res) {
     if (!ctx.ready()) return reply_error(res, ApiError(503, "Loading model", "unavailable_error"));
     // Draining: balancers must stop sending here before the process goes.
     if (ctx.draining()) return reply_error(res, ApiError(503, "the server is shutting down", "unavailable_error"));
+    // As llama-server: ?fail_on_no_slot=1 turns "every slot busy" into a 503,
+    // so a balancer's check can send new work to a replica with room.
+    if (req.get_param_value("fail_on_no_slot") == "1") {
+      const Scheduler& sch = *ctx.model().scheduler;
+      if (sch.stats().processing >= sch.config().n_slots)
+        return reply_error(res, ApiError(503, "no slot available", "unavailable_error"));
+    }
     reply_json(res, {{"status", "ok"}});
   };
   svr.Get("/health", health);
@@ -120,6 +144,7 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
 
   svr.set_pre_routing_handler([&ctx](const Request& req, Response& res) {
     ctx.counters.requests++;
+    res.set_header("X-Request-Id", request_id(req.get_header_value("X-Request-Id")));
     add_cors_headers(req, res);
     if (answer_preflight(req, res)) return httplib::Server::HandlerResponse::Handled;
     // The web UI's files need neither a key nor a loaded model (the page

@@ -411,4 +411,40 @@ TEST_F(ServerHardening, GenerationCountersAddUp) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
+// What a load balancer reads (issue 41): the request id echoed (the
+// client's, or a new one), /health?fail_on_no_slot=1 turning 503 while every
+// slot is busy, and the KV pool's gauges adding up in /metrics.
+TEST_F(ServerHardening, BalancerSignals) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "2048", "-np", "1", "-t", "2", "--metrics",
+                                               "--kv-unified"},
+                      dir_->file("balancer.log")),
+            "");
+  const std::string traced = raw_exchange(srv.port(), "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-42\r\n\r\n");
+  EXPECT_NE(traced.find("X-Request-Id: trace-42\r\n"), std::string::npos) << traced;
+  const std::string fresh = raw_exchange(srv.port(), "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: bad id\r\n\r\n");
+  const size_t at = fresh.find("X-Request-Id: ");
+  ASSERT_NE(at, std::string::npos) << fresh;
+  EXPECT_EQ(fresh.find("\r\n", at) - at - 14, 32u) << "a new 32-digit id replaces one with a space: " << fresh;
+  const std::string probe = "GET /health?fail_on_no_slot=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), probe)), 200) << "the slot is idle";
+  {
+    // The only slot generates for a while: no slot is free.
+    RawConnection c(srv.port());
+    ASSERT_TRUE(c.send(post_json("/v1/completions", R"({"prompt":"go","max_tokens":1500,"ignore_eos":true,"stream":true})")));
+    std::string got;
+    for (int i = 0; i < 100 && got.find("data: ") == std::string::npos; ++i) got += c.read_responses(9, 50);
+    ASSERT_NE(got.find("data: "), std::string::npos);
+    EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), probe)), 503);
+    EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")), 200)
+        << "without the parameter a busy server is healthy";
+    const std::string m = raw_exchange(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(metric_value(m, "oscar:kv_pool_positions"), 2048) << m;
+    EXPECT_GT(metric_value(m, "oscar:kv_pool_used_positions"), 0) << m;
+    EXPECT_EQ(metric_value(m, "oscar:kv_pool_free_positions") + metric_value(m, "oscar:kv_pool_used_positions"), 2048)
+        << m;
+  }
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
 }  // namespace
