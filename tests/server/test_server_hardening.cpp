@@ -445,6 +445,7 @@ TEST_F(ServerHardening, BalancerSignals) {
         << m;
   }
   EXPECT_EQ(srv.stop(), 0) << srv.log();
+  EXPECT_NE(srv.log().find("request trace-42: GET /health 200"), std::string::npos) << srv.log();
 }
 
 }  // namespace

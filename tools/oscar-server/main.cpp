@@ -179,6 +179,12 @@ int run(int argc, char** argv) {
   }
   httplib::Server& svr = *server_ptr;
   server::register_routes(svr, ctx);
+  // One line per answered request, with the id the response carries
+  // (X-Request-Id), so a request can be followed from a balancer's log.
+  svr.set_logger([&log](const httplib::Request& req, const httplib::Response& res) {
+    log.info("request " + res.get_header_value("X-Request-Id") + ": " + req.method + " " + req.path + " " +
+             std::to_string(res.status));
+  });
   int port = ss.port;
   if (port == 0) {
     port = svr.bind_to_any_port(ss.host);
