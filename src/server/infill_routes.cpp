@@ -24,8 +24,12 @@ void register_infill_routes(httplib::Server& svr, ServerContext& ctx) {
                              ctx.model().scheduler->config().n_ctx_slot, ctx.settings().spm_infill};
       task.prompt = assemble_infill_prompt(tokenizer, in, lim);
       ctx.check_prompt_fits(task.prompt.size());
-      ShaperInfo info{new_response_id("cmpl-"), ctx.alias(), std::time(nullptr), false, task.params.logprobs,
-                      task.params.n_probs};
+      ShaperInfo info;
+      info.id = new_response_id("cmpl-");
+      info.model = ctx.alias();
+      info.created = std::time(nullptr);
+      info.logprobs = task.params.logprobs;
+      info.n_probs = task.params.n_probs;
       Json settings = ctx.generation_settings(task.params);
       relay_task(ctx, req, res, std::move(task), make_native_shaper(info, settings), get_bool(body, "stream", false));
     });

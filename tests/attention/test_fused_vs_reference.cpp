@@ -94,7 +94,9 @@ struct Fixture {
   }
 
   void grow(int seq, int n) {
-    if (n > cache->n_pos(seq)) EXPECT_TRUE(cache->reserve(seq, n)) << "pool too small for the test";
+    if (n > cache->n_pos(seq)) {
+      EXPECT_TRUE(cache->reserve(seq, n)) << "pool too small for the test";
+    }
     for (int p = cache->n_pos(seq); p < n; ++p) {
       const auto k0 = random_kv(true), v0 = random_kv(false);
       cache->store(seq, 0, p, k0.data(), v0.data());  // layer 0: unrelated data

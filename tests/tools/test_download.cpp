@@ -47,7 +47,7 @@ class FakeHub {
       ++requests;
       res.set_content("{\"branches\":[{\"name\":\"main\",\"targetCommit\":\"" + kCommit + "\"}]}", "application/json");
     });
-    svr_.Get("/api/models/user/repo/tree/" + kCommit, [=](const httplib::Request& req, httplib::Response& res) {
+    svr_.Get("/api/models/user/repo/tree/" + kCommit, [=, this](const httplib::Request& req, httplib::Response& res) {
       ++requests;
       EXPECT_EQ(req.get_param_value("recursive"), "true");
       res.set_content("[{\"type\":\"file\",\"path\":\"README.md\",\"oid\":\"" + kCommit + "\"},"
@@ -178,7 +178,9 @@ TEST_F(DownloadTest, RefusesAChecksumMismatch) {
   }
   // Nothing of it stays in the cache.
   const fs::path blobs = fs::path(dirs.hf_hub) / "models--user--repo" / "blobs";
-  if (fs::exists(blobs)) EXPECT_TRUE(fs::is_empty(blobs));
+  if (fs::exists(blobs)) {
+    EXPECT_TRUE(fs::is_empty(blobs));
+  }
   EXPECT_FALSE(fs::exists(fs::path(dirs.hf_hub) / "models--user--repo" / "snapshots" / kCommit / "m-BAD.gguf"));
 }
 
