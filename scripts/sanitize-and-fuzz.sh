@@ -48,7 +48,7 @@ for f in "${FUZZERS[@]}"; do
   echo "== $f: ${FUZZ_SECONDS}s over ${SEEDS[$f]}"
   # New inputs go to the scratch corpus; the committed seeds are read only.
   log="$BUILD/fuzz-artifacts/$f.log"
-  if ! "$BUILD/bin/$f" "$work" "${SEEDS[$f]}" -max_total_time="$FUZZ_SECONDS" -max_len=65536 \
+  if ! "$BUILD/bin/$f" "$work" "${SEEDS[$f]}" -max_total_time="$FUZZ_SECONDS" -seed=1 -max_len=65536 \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/fuzz-artifacts/$f-" >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "$f found a defect: the input is in $BUILD/fuzz-artifacts/ (log: $log)"

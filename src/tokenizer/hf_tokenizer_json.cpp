@@ -111,8 +111,26 @@ std::string config_token(const json& cfg, const std::string& key) {
 
 }  // namespace
 
+namespace {
+std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::string_view config_json,
+                                      const std::string& name);
+}  // namespace
+
 std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_json, std::string_view config_json,
                                                   const std::string& name) {
+  // A field of the wrong JSON type (say "type": [] in a normalizer) makes
+  // nlohmann throw from deep inside the conversion; it is the file's fault,
+  // so it is reported as one (found by tokenizer_json_fuzz).
+  try {
+    return convert_hf_text(tokenizer_json, config_json, name);
+  } catch (const json::exception& e) {
+    throw Error("'" + name + "': a field has the wrong JSON type (" + e.what() + ")");
+  }
+}
+
+namespace {
+std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::string_view config_json,
+                                      const std::string& name) {
   HfTokenizerJson parsed = read_hf_tokenizer_json(tokenizer_json, name);
   const json& j = parsed.doc;
   const json cfg = config_json.empty() ? json::object() : parse(config_json, "tokenizer_config.json");
@@ -331,6 +349,7 @@ std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_jso
   }
   return kv;
 }
+}  // namespace
 
 std::vector<KeyValue> vocab_metadata_from_hf(const std::string& tokenizer_json_path,
                                              const std::string& tokenizer_config_path_or_empty) {

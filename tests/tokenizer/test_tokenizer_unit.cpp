@@ -434,6 +434,11 @@ TEST(HfJson, RejectsUnsupported) {
   EXPECT_NE(err(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a"]]}})").find("not a pair"),
             std::string::npos);
   EXPECT_THROW(vocab_metadata_from_hf("/nonexistent/tokenizer.json", ""), Error);
+  // A field of the wrong JSON type is the file's error, not a crash (tokenizer_json_fuzz found it).
+  EXPECT_NE(err(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+                   "normalizer": {"type": ["Replace"]}})")
+                .find("wrong JSON type"),
+            std::string::npos);
 }
 
 }  // namespace
