@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "tokenizer/unicode.h"
+
 namespace oscar::grammar {
 
 namespace {
@@ -16,21 +18,7 @@ std::string gbnf_char(uint32_t cp) {
   if (cp == '"' || cp == '\\' || cp == ']' || cp == '[' || cp == '-' || cp == '^') return std::string("\\") + (char)cp;
   if (cp < 0x20 || cp == 0x7F) return hex_escape((unsigned char)cp);
   std::string out;
-  if (cp < 0x80) {
-    out += (char)cp;
-  } else if (cp < 0x800) {
-    out += (char)(0xC0 | (cp >> 6));
-    out += (char)(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += (char)(0xE0 | (cp >> 12));
-    out += (char)(0x80 | ((cp >> 6) & 0x3F));
-    out += (char)(0x80 | (cp & 0x3F));
-  } else {
-    out += (char)(0xF0 | (cp >> 18));
-    out += (char)(0x80 | ((cp >> 12) & 0x3F));
-    out += (char)(0x80 | ((cp >> 6) & 0x3F));
-    out += (char)(0x80 | (cp & 0x3F));
-  }
+  tok::append_utf8(out, (char32_t)cp);
   return out;
 }
 
