@@ -121,6 +121,7 @@ void Scheduler::run() {
     try {
       drop_cancelled();
       assign_queued();
+      publish_occupancy();  // a balancer's /health?fail_on_no_slot=1 must see a slot busy before its first token
       step();
     } catch (const std::exception& e) {
       // Nothing here should throw; if something does, fail the running
@@ -495,6 +496,15 @@ void Scheduler::publish() {
     stats_.kv_pool_used_positions = 0;
     for (const auto& s : slots_) stats_.kv_pool_used_positions += cache_.n_pos(s->id);
   }
+  count_occupancy();
+}
+
+void Scheduler::publish_occupancy() {
+  std::lock_guard<std::mutex> l(m_);
+  count_occupancy();
+}
+
+void Scheduler::count_occupancy() {
   stats_.processing = 0;
   for (const auto& s : slots_) stats_.processing += s->active ? 1 : 0;
   stats_.queue_depth = (int)queue_.size();

@@ -105,6 +105,9 @@ class Scheduler {
   Timings timings_of(const Slot& s, bool started, std::chrono::steady_clock::time_point now) const;
   void report_progress(Slot& s, std::chrono::steady_clock::time_point now);  // when the task asked for it
   void publish();
+  // Slots busy and queue depth only, cheap enough to publish between steps.
+  void publish_occupancy();
+  void count_occupancy();  // m_ held
   // The vocabulary's token bytes for grammar-constrained sampling, built on
   // first use (scheduler thread only).
   std::shared_ptr<const grammar::TokenTrie> grammar_vocab();

@@ -58,6 +58,15 @@ class ServerHardening : public TinyModelSuite<ServerHardening> {
     args.insert(args.end(), extra.begin(), extra.end());
     return srv.start(kBin + "/oscar-server", args, dir_->file(name + ".log"));
   }
+  // The suite's model trains at 512 positions, which it generates in ~70 ms:
+  // too short for a test that must act while a generation runs. This
+  // 32K-context twin generates for seconds. Empty if it could not be made.
+  static std::string long_model() {
+    const std::string path = dir_->file("tiny-32k.gguf");
+    static const bool made =
+        run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --ctx 32768 -o " + path).first == 0;
+    return made ? path : "";
+  }
   static bool healthy(int port) {
     return RawConnection::status(raw_exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 3000)) == 200;
   }
@@ -380,8 +389,10 @@ double metric_value(const std::string& text, const std::string& name) {
 // /metrics: every accepted generation is counted once when it ends, so the
 // counters add up (before, cancelled ones were also counted as finished).
 TEST_F(ServerHardening, GenerationCountersAddUp) {
+  const std::string long_ctx = long_model();
+  ASSERT_FALSE(long_ctx.empty());
   ServerProcess srv;
-  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "4096", "-np", "2", "-t", "2", "--metrics"},
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", long_ctx, "-c", "8192", "-np", "2", "-t", "2", "--metrics"},
                       dir_->file("metrics.log")),
             "");
   for (int i = 0; i < 3; ++i) {
@@ -392,7 +403,7 @@ TEST_F(ServerHardening, GenerationCountersAddUp) {
     // A stream whose client leaves after its first event.
     RawConnection c(srv.port());
     ASSERT_TRUE(c.send(post_json("/v1/completions",
-                                 R"({"prompt":"go","max_tokens":1500,"ignore_eos":true,"stream":true})")));
+                                 R"({"prompt":"go","max_tokens":3000,"ignore_eos":true,"stream":true})")));
     std::string got;
     for (int i = 0; i < 100 && got.find("data: ") == std::string::npos; ++i) got += c.read_responses(9, 50);
     ASSERT_NE(got.find("data: "), std::string::npos);
@@ -415,8 +426,10 @@ TEST_F(ServerHardening, GenerationCountersAddUp) {
 // client's, or a new one), /health?fail_on_no_slot=1 turning 503 while every
 // slot is busy, and the KV pool's gauges adding up in /metrics.
 TEST_F(ServerHardening, BalancerSignals) {
+  const std::string long_ctx = long_model();
+  ASSERT_FALSE(long_ctx.empty());
   ServerProcess srv;
-  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "2048", "-np", "1", "-t", "2", "--metrics",
+  ASSERT_EQ(srv.start(kBin + "/oscar-server", {"-m", long_ctx, "-c", "32768", "-np", "1", "-t", "2", "--metrics",
                                                "--kv-unified"},
                       dir_->file("balancer.log")),
             "");
@@ -431,7 +444,7 @@ TEST_F(ServerHardening, BalancerSignals) {
   {
     // The only slot generates for a while: no slot is free.
     RawConnection c(srv.port());
-    ASSERT_TRUE(c.send(post_json("/v1/completions", R"({"prompt":"go","max_tokens":1500,"ignore_eos":true,"stream":true})")));
+    ASSERT_TRUE(c.send(post_json("/v1/completions", R"({"prompt":"go","max_tokens":30000,"ignore_eos":true,"stream":true})")));
     std::string got;
     for (int i = 0; i < 100 && got.find("data: ") == std::string::npos; ++i) got += c.read_responses(9, 50);
     ASSERT_NE(got.find("data: "), std::string::npos);
@@ -439,9 +452,9 @@ TEST_F(ServerHardening, BalancerSignals) {
     EXPECT_EQ(RawConnection::status(raw_exchange(srv.port(), "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")), 200)
         << "without the parameter a busy server is healthy";
     const std::string m = raw_exchange(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-    EXPECT_EQ(metric_value(m, "oscar:kv_pool_positions"), 2048) << m;
+    EXPECT_EQ(metric_value(m, "oscar:kv_pool_positions"), 32768) << m;
     EXPECT_GT(metric_value(m, "oscar:kv_pool_used_positions"), 0) << m;
-    EXPECT_EQ(metric_value(m, "oscar:kv_pool_free_positions") + metric_value(m, "oscar:kv_pool_used_positions"), 2048)
+    EXPECT_EQ(metric_value(m, "oscar:kv_pool_free_positions") + metric_value(m, "oscar:kv_pool_used_positions"), 32768)
         << m;
   }
   EXPECT_EQ(srv.stop(), 0) << srv.log();
