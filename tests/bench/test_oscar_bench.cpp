@@ -296,6 +296,37 @@ TEST_F(OscarBench, InterleaveRunsRoundsAcrossTestsAndReportsRatios) {
   for (const json& row : json::parse(r.out)) EXPECT_EQ(row["ratio_to_first"].get<double>(), 0.0);
 }
 
+// --sample puts the sampler (and a grammar) inside the timed decode loop: one
+// tg test per mode, named after it. Under `root ::= "a"` every sampled token
+// completes a document, so the grammar restarts once per generated token
+// (warm-up included); free sampling completes none.
+TEST_F(OscarBench, SampleModesRunTheSamplerAndTheGrammar) {
+  const fs::path g = dir() / "a.gbnf";
+  std::ofstream(g) << "root ::= \"a\"\n";
+  const BenchRun r = bench("-m " + model() + " -p 0 -n 6 -r 2 -t 1 -v -o json --sample off,free," + g.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json rows = json::parse(r.out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["sample"], "off");
+  EXPECT_EQ(rows[1]["sample"], "free");
+  EXPECT_EQ(rows[2]["sample"], g.string());
+  for (const json& row : rows) EXPECT_GT(row["pick_ns_per_token"].get<double>(), 0) << row["sample"];
+  EXPECT_NE(r.err.find("tg6 +free: sampled; grammar documents completed 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tg6 +a.gbnf: sampled; grammar documents completed 13"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("tg6: sampled"), std::string::npos) << "off does not sample";
+
+  const std::pair<std::string, std::string> bad[] = {
+      {"--sample /nonexistent.json", "--sample: cannot read '/nonexistent.json'"},
+      {"--sample " + (dir() / "bad.gbnf").string(), "bad.gbnf: --grammar:"},
+  };
+  std::ofstream(dir() / "bad.gbnf") << "root ::= (\n";
+  for (const auto& [args, msg] : bad) {
+    const BenchRun b = bench("-m " + model() + " -p 0 -n 2 -r 1 " + args);
+    EXPECT_NE(b.rc, 0) << args;
+    EXPECT_NE(b.err.find(msg), std::string::npos) << args << "\nstderr: " << b.err;
+  }
+}
+
 TEST_F(OscarBench, BadFlagsFailWithAClearMessage) {
   const std::string m = "-m " + model() + " ";
   const std::pair<std::string, std::string> cases[] = {

@@ -87,6 +87,10 @@ std::string bench_usage() {
          "                                in turn (round r), so ratios between tests are not skewed by\n"
          "                                the machine's drift; prints each test's t/s against the first\n"
          "                                test's, round by round (all caches are held at once)\n"
+         "        --sample MODE[,MODE]    how tg tests pick each token: off (random ids, as llama-bench;\n"
+         "                                default), free (the default sampler chain on the logits), or\n"
+         "                                a file: FILE.json a JSON Schema, any other a GBNF grammar\n"
+         "                                (the sampler under that grammar, restarted when complete)\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
 
@@ -151,6 +155,8 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.profile = true;
     } else if (flag == "--interleave") {
       p.interleave = true;
+    } else if (flag == "--sample") {
+      p.sample = split_commas(flag, value());
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");
@@ -170,13 +176,15 @@ std::vector<TestCase> expand_tests(const BenchParams& p) {
   std::vector<TestCase> out;
   for (const std::string& m : p.models) {
     auto add_all = [&](int n_prompt, int n_gen) {
+      // Sampling modes apply to tg tests only (a prompt samples nothing).
+      const std::vector<std::string> modes = n_gen > 0 ? p.sample : std::vector<std::string>{"off"};
       for (int d : p.n_depth)
         for (int t : p.n_threads)
           for (kv::CacheType tk : p.type_k)
             for (kv::CacheType tv : p.type_v)
               for (int b : p.n_batch)
                 for (int ub : p.n_ubatch)
-                  out.push_back({m, n_prompt, n_gen, d, t, b, ub, tk, tv});
+                  for (const std::string& mode : modes) out.push_back({m, n_prompt, n_gen, d, t, b, ub, tk, tv, mode});
     };
     for (int n : p.n_prompt)
       if (n > 0) add_all(n, 0);

@@ -38,6 +38,9 @@ struct BenchParams {
   // rounds across the tests, so ratios between tests do not carry the
   // machine's drift (all tests' caches are held at once).
   bool interleave = false;
+  // --sample: how tg tests choose tokens (token_picker.h): off, free, or a
+  // JSON Schema / GBNF file; one tg test per item.
+  std::vector<std::string> sample = {"off"};
   bool help = false;
   tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used
 };
@@ -48,6 +51,7 @@ struct TestCase {
   int n_prompt = 0, n_gen = 0, n_depth = 0;
   int n_threads = 1, n_batch = 2048, n_ubatch = 512;
   kv::CacheType type_k = kv::CacheType::F16, type_v = kv::CacheType::F16;
+  std::string sample = "off";  // tg only: see BenchParams::sample
 };
 
 // Throws oscar::Error naming the flag for unknown flags and bad values.

@@ -85,6 +85,8 @@ std::vector<Field> fields(const ResultRow& r) {
       u64("rss_load_bytes", r.rss_load_bytes),
       u64("rss_end_bytes", r.rss_end_bytes),
       dbl("ratio_to_first", r.ratio_to_first),
+      str("sample", r.test.sample),
+      dbl("pick_ns_per_token", r.pick_ns_per_token),
   };
 }
 
@@ -253,6 +255,7 @@ double ResultRow::stddev_ts() const { return stddev(samples_ts()); }
 std::string ResultRow::test_name() const {
   std::string s = test.n_prompt > 0 ? "pp" + std::to_string(test.n_prompt) : "tg" + std::to_string(test.n_gen);
   if (test.n_depth > 0) s += " @ d" + std::to_string(test.n_depth);
+  if (test.sample != "off") s += " +" + test.sample.substr(test.sample.find_last_of('/') + 1);
   return s;
 }
 

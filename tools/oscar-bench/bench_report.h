@@ -37,6 +37,10 @@ struct ResultRow {
   // test's in the same round (0 when the tests ran one after another).
   double ratio_to_first = 0;
 
+  // tg: mean time per token spent choosing the next token (sampling and the
+  // grammar under --sample; drawing a random id otherwise), inside t/s.
+  double pick_ns_per_token = 0;
+
   // Derived from samples_ns (tokens/s per sample; mean and sample std).
   std::vector<double> samples_ts() const;
   double avg_ns() const;

@@ -31,6 +31,7 @@
 #include "engine.h"
 #include "kernels/roofline.h"
 #include "runtime/forward.h"
+#include "token_picker.h"
 #include "../common/tool_main.h"
 
 #ifndef OSCAR_BUILD_COMMIT
@@ -160,7 +161,8 @@ class TestRun {
   TestRun(const BenchParams& p, const Logger& log, const LoadedModel& lm, ThreadPool& pool, const TestCase& t,
           ResultRow base)
       : p_(p), log_(log), m_(lm.engine->model()), stats_(lm.stats), pool_(pool), t_(t), r_(std::move(base)),
-        cpu_(lm.engine->cpu()), rng_(p.seed), token_(0, m_.config().n_vocab - 1) {
+        cpu_(lm.engine->cpu()), rng_(p.seed), token_(0, m_.config().n_vocab - 1),
+        picker_(t.sample, lm.engine->tokenizer(), m_.config().n_vocab, p.seed) {
     tools::RunSettings s = p_.kv;
     s.cache_k = t.type_k;
     s.cache_v = t.type_v;
@@ -188,6 +190,7 @@ class TestRun {
       r_.roofline_ts = r_.fma_gflops * 1e9 / r_.flops_per_token;
     }
     profile_.clear();  // only the timed runs
+    pick_ns_ = picks_ = 0;
   }
 
   // One timed repetition from the depth.
@@ -213,6 +216,10 @@ class TestRun {
       r_.bytes_per_token = tg_bytes_per_token(stats_, t_, kv_at_depth_, (double)cache_->usage(0).bytes);
       r_.roofline_ts = r_.read_bw_gbps * 1e9 / r_.bytes_per_token;
     }
+    if (t_.sample != "off")
+      log_.info("  " + r_.test_name() + ": sampled; grammar documents completed " +
+                std::to_string(picker_.documents_completed()));
+    r_.pick_ns_per_token = picks_ > 0 ? (double)pick_ns_ / (double)picks_ : 0;
     r_.kv_bits_per_value = cache_->usage(0).bits_per_value;
     log_.info("  " + r_.test_name() + ": KV " + std::to_string(r_.kv_bits_per_value).substr(0, 5) + " bits/value");
     r_.rss_end_bytes = rss_bytes();
@@ -237,8 +244,17 @@ class TestRun {
       }
     }
   }
+  // Each step's token comes from the picker (random ids unless --sample),
+  // so sampling and grammar masks are inside the timed loop.
   void generate(int from, int count) {
-    for (int i = from; i < from + count; ++i) fwd_->eval({{token_(rng_), 0, i, true}});
+    int32_t id = token_(rng_);
+    for (int i = from; i < from + count; ++i) {
+      const float* logits = fwd_->eval({{id, 0, i, true}}).data();
+      const auto t0 = Clock::now();
+      id = picker_.next(logits);
+      pick_ns_ += (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+      ++picks_;
+    }
   }
 
   // Synthetic fill: unit-normal rows for every layer that stores its own
@@ -269,10 +285,12 @@ class TestRun {
   const CpuFeatures& cpu_;
   std::mt19937 rng_;
   std::uniform_int_distribution<int32_t> token_;
+  TokenPicker picker_;
   std::unique_ptr<kv::KvCache> cache_;
   runtime::StepProfile profile_;
   std::unique_ptr<runtime::Forward> fwd_;
   double kv_at_depth_ = 0;
+  uint64_t pick_ns_ = 0, picks_ = 0;  // time choosing tokens in the timed runs (--sample)
 };
 
 // Models and thread pools for the tests. One at a time unless told to keep
