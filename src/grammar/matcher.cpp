@@ -163,4 +163,25 @@ bool Matcher::accept(std::string_view bytes) {
   return true;
 }
 
+std::string Matcher::state_key() const {
+  std::vector<std::string> stacks;
+  stacks.reserve(state_.stacks.size());
+  for (uint32_t id : state_.stacks) {
+    std::string one;
+    for (uint32_t n = id; n != 0; n = nodes_[n].parent) one.append((const char*)&nodes_[n].pos, 4);
+    stacks.push_back(std::move(one));
+  }
+  std::sort(stacks.begin(), stacks.end());
+  std::string key;
+  for (const std::string& one : stacks) {
+    const uint32_t len = (uint32_t)one.size();
+    key.append((const char*)&len, 4);  // lengths keep the stack boundaries unambiguous
+    key += one;
+  }
+  key.append((const char*)&state_.partial, 4);
+  key += (char)state_.partial_left;
+  key += (char)state_.partial_len;
+  return key;
+}
+
 }  // namespace oscar::grammar

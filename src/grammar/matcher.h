@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -57,6 +58,12 @@ class Matcher {
   bool step(const MatchState& in, uint8_t byte, MatchState& out);
 
   size_t pool_size() const { return nodes_.size(); }
+
+  // The current state written out by content (every stack as its positions
+  // from top to bottom, the stacks in a canonical order, then the partial
+  // code point). Stack ids belong to one matcher's pool; this key means the
+  // same state in any matcher of the same grammar, so masks can be shared.
+  std::string state_key() const;
 
  private:
   struct Node {

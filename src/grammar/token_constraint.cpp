@@ -1,12 +1,13 @@
 #include "grammar/token_constraint.h"
 
-#include <cstring>
 
 namespace oscar::grammar {
 
-TokenConstraint::TokenConstraint(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenTrie> vocab)
-    : vocab_(std::move(vocab)), matcher_(std::move(g)) {
+TokenConstraint::TokenConstraint(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenTrie> vocab,
+                                 std::shared_ptr<MaskCache> masks)
+    : vocab_(std::move(vocab)), matcher_(std::move(g)), masks_(std::move(masks)) {
   require(vocab_ != nullptr, "grammar constraint needs a vocabulary");
+  if (!masks_) masks_ = std::make_shared<MaskCache>();
 }
 
 bool TokenConstraint::allows(int32_t id) {
@@ -19,16 +20,6 @@ bool TokenConstraint::allows(int32_t id) {
 void TokenConstraint::accept(int32_t id) {
   if (!allows(id) || (!vocab_->is_eog(id) && !matcher_.accept(vocab_->bytes(id))))
     throw Error("token " + std::to_string(id) + " is not allowed by the grammar here");
-}
-
-std::string TokenConstraint::state_key() const {
-  const MatchState& s = matcher_.state();
-  std::string key(s.stacks.size() * 4 + 6, '\0');
-  std::memcpy(key.data(), s.stacks.data(), s.stacks.size() * 4);
-  std::memcpy(key.data() + s.stacks.size() * 4, &s.partial, 4);
-  key[key.size() - 2] = (char)s.partial_left;
-  key[key.size() - 1] = (char)s.partial_len;
-  return key;
 }
 
 // Depth-first over the trie; depth_[d] is the state after the d bytes on the
@@ -59,21 +50,15 @@ void TokenConstraint::compute_mask(std::vector<uint64_t>& mask) {
 }
 
 const std::vector<uint64_t>& TokenConstraint::allowed_mask() {
-  std::string key = state_key();
-  auto it = masks_.find(key);
-  if (it != masks_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
+  const std::string key = matcher_.state_key();
+  current_ = masks_->find(key);
+  if (!current_) {
+    auto mask = std::make_shared<TokenMask>();
+    compute_mask(*mask);
+    current_ = mask;
+    masks_->put(key, current_);
   }
-  std::vector<uint64_t> mask;
-  compute_mask(mask);
-  if (lru_.size() >= kMaxMasks) {
-    masks_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
-  lru_.emplace_front(key, std::move(mask));
-  masks_.emplace(std::move(key), lru_.begin());
-  return lru_.front().second;
+  return *current_;
 }
 
 }  // namespace oscar::grammar

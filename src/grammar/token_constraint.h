@@ -5,17 +5,17 @@
 // checking the few most likely tokens first), allowed_mask() walks the whole
 // vocabulary trie once. Masks are remembered per matcher state (a JSON
 // string's body, for instance, is the same state at every character), so a
-// repeated state costs a lookup.
+// repeated state costs a lookup; with a shared MaskCache, also across
+// generations under the same grammar.
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/mask_cache.h"
 #include "grammar/matcher.h"
 #include "grammar/token_trie.h"
 
@@ -23,7 +23,10 @@ namespace oscar::grammar {
 
 class TokenConstraint {
  public:
-  TokenConstraint(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenTrie> vocab);
+  // `masks`: the cache shared with other generations under the same grammar
+  // and vocabulary; null gives this constraint a cache of its own.
+  TokenConstraint(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenTrie> vocab,
+                  std::shared_ptr<MaskCache> masks = nullptr);
 
   // Whether the token may come next: its bytes keep the output inside the
   // grammar (end-of-generation tokens: the grammar is complete).
@@ -44,12 +47,9 @@ class TokenConstraint {
   Matcher matcher_;
   std::vector<MatchState> depth_;  // walk buffers, one per trie depth
 
-  // Masks by matcher state, least recently used evicted.
-  static constexpr size_t kMaxMasks = 64;
-  std::list<std::pair<std::string, std::vector<uint64_t>>> lru_;
-  std::unordered_map<std::string, decltype(lru_)::iterator> masks_;
+  std::shared_ptr<MaskCache> masks_;
+  std::shared_ptr<const TokenMask> current_;  // the last allowed_mask(), kept alive for its caller
 
-  std::string state_key() const;
   void walk(uint32_t node, size_t depth, std::vector<uint64_t>& mask);
 };
 

@@ -20,11 +20,13 @@ void softmax_sorted(std::vector<Candidate>& c) {
   for (auto& x : c) x.p = (float)(x.p / sum);
 }
 
-Sampler::Sampler(const SamplerSettings& s, std::shared_ptr<const grammar::TokenTrie> vocab)
+Sampler::Sampler(const SamplerSettings& s, std::shared_ptr<const grammar::TokenTrie> vocab,
+                 std::shared_ptr<grammar::MaskCache> masks)
     : s_(s), vocab_(std::move(vocab)), rng_(s.seed) {
   if (s_.grammar) {
     require(vocab_ != nullptr, "a grammar-constrained sampler needs the model's vocabulary");
-    constraint_ = std::make_unique<grammar::TokenConstraint>(s_.grammar, vocab_);
+    masks_ = masks ? std::move(masks) : std::make_shared<grammar::MaskCache>();
+    constraint_ = std::make_unique<grammar::TokenConstraint>(s_.grammar, vocab_, masks_);
   }
 }
 
@@ -32,7 +34,7 @@ void Sampler::reset() {
   history_.clear();
   rng_.seed(s_.seed);
   sampled_ = false;
-  if (s_.grammar) constraint_ = std::make_unique<grammar::TokenConstraint>(s_.grammar, vocab_);
+  if (s_.grammar) constraint_ = std::make_unique<grammar::TokenConstraint>(s_.grammar, vocab_, masks_);
 }
 
 void Sampler::accept(int32_t token) {

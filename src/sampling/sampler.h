@@ -46,8 +46,11 @@ struct Candidate {
 
 class Sampler {
  public:
-  // `vocab` (the model's token bytes) is required when s.grammar is set.
-  explicit Sampler(const SamplerSettings& s, std::shared_ptr<const grammar::TokenTrie> vocab = nullptr);
+  // `vocab` (the model's token bytes) is required when s.grammar is set;
+  // `masks` shares the grammar's token masks with other generations (null:
+  // this sampler's own).
+  explicit Sampler(const SamplerSettings& s, std::shared_ptr<const grammar::TokenTrie> vocab = nullptr,
+                   std::shared_ptr<grammar::MaskCache> masks = nullptr);
 
   // Picks the next token from a row of n_vocab logits. Under a grammar that
   // allows no token at all, returns an end-of-generation token.
@@ -71,6 +74,7 @@ class Sampler {
   bool restrict_to_grammar();
   SamplerSettings s_;
   std::shared_ptr<const grammar::TokenTrie> vocab_;
+  std::shared_ptr<grammar::MaskCache> masks_;
   std::unique_ptr<grammar::TokenConstraint> constraint_;
   bool sampled_ = false;
   std::mt19937_64 rng_;

@@ -207,8 +207,9 @@ void Scheduler::assign_queued() {
     s.generating = false;
     s.pending = -1;
     s.n_gen = 0;
-    s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling,
-                                                    s.task.params.sampling.grammar ? grammar_vocab() : nullptr);
+    const auto& grammar = s.task.params.sampling.grammar;
+    s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling, grammar ? grammar_vocab() : nullptr,
+                                                    grammar ? grammar_masks_.for_grammar(grammar) : nullptr);
     s.detok = std::make_unique<tok::StreamDetokenizer>(tok_);
     // Generated text continues the prompt: prime the detokenizer with the
     // prompt's last visible token so the first generated piece keeps its

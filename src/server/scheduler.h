@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "grammar/mask_cache.h"
 #include "grammar/token_trie.h"
 #include "core/log.h"
 #include "kv/kv_cache.h"
@@ -114,6 +115,7 @@ class Scheduler {
 
   const tok::Tokenizer& tok_;
   std::shared_ptr<const grammar::TokenTrie> grammar_vocab_;
+  grammar::MaskStore grammar_masks_;  // token masks shared by requests under the same grammar
   kv::KvCache& cache_;
   runtime::Forward& fwd_;
   SchedulerConfig cfg_;
