@@ -17,6 +17,7 @@ set(OSCAR_SHARED_DATA_DIR "${_oscar_shared_default}" CACHE PATH
     "Optional larger data set, used for files the repository does not carry")
 
 set(OSCAR_TEST_DATA "${CMAKE_BINARY_DIR}/testdata")
+set(OSCAR_SHARED_DATA "${OSCAR_TEST_DATA}")  # the old name, for CMake code written before testdata/
 file(REMOVE_RECURSE "${OSCAR_TEST_DATA}")
 file(MAKE_DIRECTORY "${OSCAR_TEST_DATA}")
 
