@@ -1,5 +1,5 @@
 // The per-token cost of grammar-constrained sampling on the Qwen3 vocabulary
-// (151,669 tokens, from ../shared/data/tokenizers/qwen3):
+// (151,669 tokens, from testdata/tokenizers/qwen3):
 //
 //   build/bin/oscar-bench-grammar --benchmark_min_time=0.5
 //
@@ -49,7 +49,7 @@ struct Fixture {
   std::shared_ptr<const grammar::Grammar> g;
   bool ok = false;
   Fixture() {
-    const std::string dir = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3";
+    const std::string dir = std::string(OSCAR_TEST_DATA) + "/tokenizers/qwen3";
     try {
       tok::Tokenizer t = tok::Tokenizer::from_metadata(
           tok::vocab_metadata_from_hf(dir + "/tokenizer.json", dir + "/tokenizer_config.json"));
@@ -75,7 +75,7 @@ const char* kPrefixes[] = {
 };
 
 void BM_MaskFresh(benchmark::State& st) {
-  if (!fx().ok) return st.SkipWithError("Qwen3 tokenizer not found in shared data");
+  if (!fx().ok) return st.SkipWithError("Qwen3 tokenizer not found in the test data (testdata/README.md)");
   grammar::TokenConstraint c(fx().g, fx().trie);
   grammar::Matcher m(fx().g);
   // Advance with the prefix's bytes through any tokenization: the mask
@@ -102,7 +102,7 @@ BENCHMARK(BM_MaskFresh)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 // the grammar. Tokens are fed back, so the grammar walks a real sequence
 // (restarted when it completes).
 void sample_steps(benchmark::State& st, bool constrained, std::shared_ptr<const grammar::Grammar> g = nullptr) {
-  if (!fx().ok) return st.SkipWithError("Qwen3 tokenizer not found in shared data");
+  if (!fx().ok) return st.SkipWithError("Qwen3 tokenizer not found in the test data (testdata/README.md)");
   const int n = (int)fx().trie->n_vocab();
   std::mt19937 rng(1);
   std::normal_distribution<float> d(0.0f, 2.0f);

@@ -71,7 +71,7 @@ std::vector<uint8_t> random_weights(const quant::QuantTraits& q, int64_t rows, i
 // `copies` copies of a matrix back to back in huge pages, as a loaded model
 // keeps its weights: in 4 KiB pages a one-matrix GEMV streamed about half as
 // fast on two threads (TLB misses, prefetchers stopping at page borders;
-// bench/RESULTS.md, session 18). Empty when the memory cannot be mapped.
+// docs/decisions/0009-huge-pages.md). Empty when the memory cannot be mapped.
 HugePageBuffer huge_copies(const uint8_t* src, size_t bytes, size_t copies) {
   HugePageBuffer mem = HugePageBuffer::allocate(bytes * copies);
   if (mem.data())

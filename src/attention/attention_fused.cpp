@@ -20,7 +20,7 @@ namespace {
 // over more rows: 64 rows made q2_0 decode attention at 16K 8-13% faster
 // than 32 (session 11), 128 another 1-11% (session 12). Wider rows keep
 // kBlock: at 64 f16 d128 rows (16 KiB per stream) the K and V blocks crowd
-// the L1 and f16 ran about 20% slower (bench/RESULTS.md, session 11).
+// the L1 and f16 ran about 20% slower (docs/decisions/0003-fused-attention-blocks.md).
 constexpr int kBlock = 32;
 constexpr int kMaxBlock = 128;
 // Rows up to this size go in kMaxBlock blocks: q2_0 rows of d128 (36 bytes)
@@ -32,8 +32,7 @@ constexpr int kMinChunk = 256;        // fewest cached positions worth a thread 
 // calls over the same rows, then in L1: a prompt at depth streams each row
 // from memory once per tile, so larger tiles read less. pp512 at depth 8192,
 // qwen3-0.6b (GQA 4): f16 87-90 t/s with tiles of 8 heads, 101-102 with 32
-// (64-128 no better); q2_0 110 with 4, 124 with 32 (bench/RESULTS.md,
-// session 20).
+// (64-128 no better); q2_0 110 with 4, 124 with 32 (docs/decisions/0005-prompt-tiles.md).
 constexpr int kQueryTileHeads = 32;
 
 // Online-softmax state of one query head over part of the keys.
@@ -83,8 +82,8 @@ const uint8_t* row_at(const kv::Segment& s, int pos) { return s.rows + (size_t)(
 // block loop reads K and V in turns: the V rows of a block are asked for
 // while its scores are computed, so they arrive while the K rows are being
 // computed on (BM_DecodeAttention, 2 threads, alternating: qwen3_4b at
-// 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms; bench/RESULTS.md, session
-// 20; a share at a time inside the kernel since session 23). The next
+// 16384 f16 63.2 -> 60.2 ms, q2_0 37.9 -> 37.2 ms; a share at a time inside
+// the kernel since session 23; docs/decisions/0006-software-prefetch.md). The next
 // block's K rows were asked for the same way during the value sums until
 // session 24; the AMX value sums (with the softmax) then took about 1.5x
 // their time without those prefetches, most likely waiting for fill
@@ -178,7 +177,7 @@ struct ItemView {
 // during the block's products. qwen3-0.6b pp512 at depth 8192 against the
 // per-row kernels: 1.09-1.10x with all of them asked for before each
 // product, 1.14-1.15x spread; none at all was 5-15% slower
-// (bench/RESULTS.md, session 21).
+// (docs/decisions/0005-prompt-tiles.md).
 void tile_cached_block(detail::PromptTile& prompt, const kv::Segment& ksg, const kv::Segment& vsg, int p0, int p1,
                        int c1) {
   const int n = p1 - p0, far = p1 + std::min(prompt.block_rows(), c1 - p1);

@@ -10,14 +10,14 @@ namespace {
 // A block's f32 keys (or values): 8 KiB, 16 rows of d128, beside the
 // transposed query and the accumulators (16 KiB each at 32 heads) within the
 // 48 KiB L1. qwen3-0.6b pp512 at depth 8192, against 32-row blocks: 16 rows
-// 2.6-2.9% faster, 8 rows 8-13% slower (bench/RESULTS.md, session 21).
+// 2.6-2.9% faster, 8 rows 8-13% slower (docs/decisions/0005-prompt-tiles.md).
 constexpr size_t kBlockBytes = 8192;
 }  // namespace
 
 // Head dims up to 128: the transposed query and the accumulators (d x 32
 // lanes each) then fit the L1 beside a block. At Gemma-4's global d512 they
 // are 64 KiB each and the tile ran at 0.55x the per-row kernels
-// (BM_PromptAttention, bench/RESULTS.md, session 21).
+// (BM_PromptAttention, docs/decisions/0005-prompt-tiles.md).
 constexpr int kMaxTileDim = 128;
 
 bool PromptTile::available(int heads, int d) {

@@ -6,7 +6,7 @@
 // kernels convert each row again for every call and end each score in a
 // lane sum: at depth a prompt is nearly all attention (88% of pp512 at depth
 // 8192 on qwen3-0.6b), and this is where its time goes
-// (bench/RESULTS.md, session 21).
+// (docs/decisions/0005-prompt-tiles.md).
 #pragma once
 
 #include <cstddef>

@@ -82,8 +82,8 @@ const SimdSets& simd() {
           if (cpu.avx512vbmi) r.integer.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
           // The same sums on AMX tiles where the OS lets this process use
           // them (detect_cpu asks): 1.2-2.5x the AVX512-VNNI kernels' speed
-          // on rows in L2, 1.1x in qwen3-4b decode at 16K (bench/RESULTS.md,
-          // session 23).
+          // on rows in L2, 1.1x in qwen3-4b decode at 16K
+          // (docs/decisions/0004-integer-q2_0-kernels-and-amx.md).
           if (cpu.amx_int8 && cpu.gfni && cpu.avx512vbmi) r.integer = detail::amx_row_kernels();
         }
       }

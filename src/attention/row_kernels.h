@@ -41,7 +41,7 @@ struct GroupQuery {
 // rows of a block while its K rows are scored). The kernels ask for them a
 // share at a time among their own work: asked for at once, as one burst of
 // prefetches before each block, they waited for free fill buffers, 65 TSC a
-// row of f16 d128 rows in decode (bench/RESULTS.md, session 23).
+// row of f16 d128 rows in decode (docs/decisions/0006-software-prefetch.md).
 struct RowsAhead {
   const uint8_t* p = nullptr;
   size_t bytes = 0;
@@ -56,7 +56,7 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
 // in GroupQuery. rows_asked: an earlier call asked for these rows (its
 // `along`), so the kernels do not ask for them again, a fixed distance
 // ahead, as they do for rows nobody asked for; asked for twice, q2_0 decode
-// attention at 16K ran 2-5% slower (bench/RESULTS.md, session 24).
+// attention at 16K ran 2-5% slower (docs/decisions/0006-software-prefetch.md).
 void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks = false,
                      bool rows_asked = false);

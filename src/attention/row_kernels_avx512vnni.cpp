@@ -17,7 +17,7 @@
 // with q . code = step * sum_t 256^(T-1-t) (digits_t . code).
 // The kernels this replaced kept 32 values of two rows per register and
 // summed lanes per row: at d128 x 4 heads that epilogue took about as long
-// as the products (bench/RESULTS.md, session 12).
+// as the products (docs/decisions/0004-integer-q2_0-kernels-and-amx.md).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif

@@ -35,7 +35,7 @@ struct RowBlock {
 // kStreamPrefetchBytes further on, and their share of b.along. Without the
 // first the f16 score kernel ran at half its in-cache speed on rows from
 // memory: the hardware prefetchers did not keep ahead of a loop that is
-// mostly FMAs (bench/RESULTS.md, session 9). The lines may lie past the
+// mostly FMAs (docs/decisions/0006-software-prefetch.md). The lines may lie past the
 // rows' end (the next block of the same stream; a prefetch of any address is
 // harmless).
 inline void prefetch_ahead(const RowBlock& b, int j, int n) {
@@ -141,7 +141,7 @@ constexpr int kQ2IntMaxValueGroup = 512;
 // of 512 decode was 10% (scores) and 7% (value sums) slower with them than
 // with the float kernels (session 12); in one call of 8 heads the scores
 // are 1.5x and the value sums 1.2x faster than the float kernels
-// (bench/RESULTS.md, session 22).
+// (docs/decisions/0004-integer-q2_0-kernels-and-amx.md).
 struct IntRowKernels {
   IntScoreKernel score_q2 = nullptr;
   AccumulateKernel accumulate_q2 = nullptr;

@@ -1,5 +1,5 @@
-// The per-layer statistics OSCAR calibration accumulates (shared/DESIGN.md,
-// "Calibration"), streaming and in double precision. With GQA groups g(h) =
+// The per-layer statistics OSCAR calibration accumulates (docs/OSCAR.md
+// §5, "Calibration"), streaming and in double precision. With GQA groups g(h) =
 // the query heads that share KV head h:
 //   pass 1 (QueryStats):  C_h = Σ_{tokens, heads in g(h)} q·qᵀ / count,
 //                         C_K = mean over h of C_h

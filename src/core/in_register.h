@@ -5,7 +5,7 @@
 // vpsrlw mem, ...), so a chunk of quants used twice was read from L1 twice.
 // The k-quant GEMVs are bound by their loads: loading each chunk of the
 // rows16 Q4_K kernel once made it 25-29% faster from L2, and the q2_0
-// value sums 4-7% (bench/RESULTS.md, session 18). The empty asm hides where
+// value sums 4-7% (docs/decisions/0008-kquant-loads-in-registers.md). The empty asm hides where
 // the value came from, so the compiler cannot fold the load again. Do not
 // use it on a broadcast that feeds an embedded-broadcast operand ({1to16}):
 // there the folded form is the cheap one (a register broadcast made the

@@ -6,8 +6,8 @@
 // every page boundary. On the development VM that held qwen3-0.6b decode at
 // 25% of the read bandwidth on one thread. Loaded copies the file into
 // anonymous memory aligned to 2 MiB and asks for transparent huge pages
-// (madvise), which took the same decode to 85-91% (bench/RESULTS.md,
-// session 6). The copy costs one read of the file at start-up.
+// (madvise), which took the same decode to 85-91%
+// (docs/decisions/0009-huge-pages.md). The copy costs one read of the file at start-up.
 #pragma once
 
 #include <cstddef>

@@ -13,7 +13,7 @@ namespace oscar {
 // because they share the core's fill buffers and L1 (48 KiB here) and each
 // measured best at or near it:
 // - GEMV tiles, qwen3-0.6b decode, 2 threads: 5-12% faster than without;
-//   1.5, 4 and 8 KiB alike (bench/RESULTS.md, session 10).
+//   1.5, 4 and 8 KiB alike (docs/decisions/0006-software-prefetch.md).
 // - Attention, f16 K and V at depth 16384: 4 KiB about 10-15% faster than
 //   8 KiB (session 11). A 32-row block of f16 d128 rows is 8 KiB per stream,
 //   so 8 KiB ahead on both streams kept 32 KiB in flight beside the two blocks
@@ -46,7 +46,7 @@ inline void prefetch_lines_with(const void* p, size_t bytes) {
 // against 72% of the probe), and qwen3-4b q2_0 decode at depth 16384 2.95
 // against 5.98 t/s; the lines were gone from L1 before use whenever
 // anything else passed through it. A line in L2 survives that
-// (bench/RESULTS.md, session 23).
+// (docs/decisions/0006-software-prefetch.md).
 inline void prefetch_lines(const void* p, size_t bytes) { prefetch_lines_with<2>(p, bytes); }
 
 // Asks for part [begin, end) of `total` equal parts of [p, p + bytes),
@@ -55,7 +55,7 @@ inline void prefetch_lines(const void* p, size_t bytes) { prefetch_lines_with<2>
 // they waited for free fill buffers. The rows16 Q4_K GEMV ran 4-7% faster
 // with its super-block spread over its 32 chunks, and f16 decode attention
 // at 16K 10-13% faster with the other stream's rows spread over a block's
-// rows (bench/RESULTS.md, session 23).
+// rows (docs/decisions/0006-software-prefetch.md).
 inline void prefetch_part(const void* p, size_t bytes, size_t begin, size_t end, size_t total) {
   const size_t from = bytes * begin / total, to = bytes * end / total;
   prefetch_lines(static_cast<const uint8_t*>(p) + from, to - from);

@@ -61,8 +61,8 @@ size_t act_row_bytes(const quant::QuantTraits& q, int64_t cols) {
 // chunks, so a thread slowed by the machine's other load does not hold up the
 // rest. A GEMV streams its rows from memory, and every chunk boundary breaks
 // a thread's stream (with 8 chunks per thread the layer GEMVs of qwen3-0.6b
-// read 32-33 GB/s on 2 threads, with 2 chunks 41-44; bench/RESULTS.md,
-// session 6), so GEMVs use for_each_tile_streams instead.
+// read 32-33 GB/s on 2 threads, with 2 chunks 41-44;
+// docs/decisions/0010-gemv-streams-and-roofline-probe.md), so GEMVs use for_each_tile_streams instead.
 constexpr int64_t kChunksPerThreadGemm = 8;
 
 // Below this many columns the dot tiles win: packing a weight panel costs

@@ -56,7 +56,7 @@ double measure_read_bandwidth(ThreadPool& pool, const CpuFeatures& cpu, size_t b
   // (core/prefetch.h), the faster kept: on a Zen 5 one
   // thread reads ~15% more without it, and the rows16 GEMV, which
   // prefetches less densely than the old probe, outran a prefetching-only
-  // probe (bench/RESULTS.md, session 14).
+  // probe (docs/decisions/0010-gemv-streams-and-roofline-probe.md).
   auto sum = [&](const float* p, size_t m, bool prefetch) {
 #if defined(OSCAR_X86)
     if (cpu.has_avx512_family()) return sum_bytes_avx512(p, m, prefetch);

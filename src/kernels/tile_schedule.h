@@ -54,7 +54,7 @@ void for_each_tile(ThreadPool& pool, int64_t n_tiles, int64_t chunks_per_thread,
 // (next << 32 | end): the owner moves next up, a thief moves end down, and a
 // compare-and-swap keeps them from crossing.
 // Against 2 shared-counter chunks per thread, `decode_gemvs` t2 read 6% more
-// GB/s (median of 8 alternating pairs; bench/RESULTS.md, session 13).
+// GB/s (median of 8 alternating pairs; docs/decisions/0010-gemv-streams-and-roofline-probe.md).
 // With a tail, every thread runs it after the last tile of all threads.
 template <class Tile>
 void for_each_tile_streams(ThreadPool& pool, int64_t n_tiles, const Tile& tile, const RegionTail* tail = nullptr) {

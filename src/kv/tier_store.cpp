@@ -39,7 +39,7 @@ TierStore::TierStore(const RowCodec& main, const RowCodec& f16, int n_seq, int n
 HugePageBuffer allocate_kv_rows(size_t bytes) {
   // Decode streams the tiers, hence huge pages. They are committed now:
   // faulting them in as positions arrive cost qwen3-0.6b about 1 ms per
-  // decoded token (bench/RESULTS.md, session 10), and a cache that does not
+  // decoded token (docs/decisions/0009-huge-pages.md), and a cache that does not
   // fit should fail here, not in the middle of a request.
   HugePageBuffer b = HugePageBuffer::allocate(bytes);
   if (bytes > 0 && !b.data()) throw Error("cannot allocate " + std::to_string(bytes >> 20) + " MiB for the KV cache");

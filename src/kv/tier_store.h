@@ -40,7 +40,7 @@ struct Segment {
 // one that its owner shares among many stores and hands over with place().
 // A KvCache does the latter: a buffer rounds up to whole 2 MiB pages, and
 // with one per store and tier that rounding was about 180 MiB of a
-// qwen3-4b cache at 16K (72 stores; bench/RESULTS.md, session 20).
+// qwen3-4b cache at 16K (72 stores; docs/decisions/0009-huge-pages.md).
 enum class RowMemory { kOwn, kPlaced };
 
 // Committed huge-page memory for KV rows; throws Error when it cannot be had.

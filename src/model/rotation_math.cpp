@@ -64,7 +64,7 @@ __attribute__((always_inline)) inline void butterflies(float* x, int d, int len)
 // A q2_0 decode step applies it to every query, key and value head and to
 // every output head (48 heads a layer in qwen3-0.6b): with the stride-1..8
 // stages unrolled and wide vectors it takes ~140 cycles per d128 head
-// against ~460 for the plain loop (bench/RESULTS.md, session 17).
+// against ~460 for the plain loop (docs/decisions/0016-rotations-calibrated-hadamard-fallback.md).
 OSCAR_CLONES_WIDE void hadamard_transform(float* x, int d) {
   // Stages of len 1, 2, 4, ...: the Sylvester order of hadamard_matrix.
   int len = 1;

@@ -14,7 +14,7 @@
 // broadcast scalars of the packed activations ([k][NR] per group of NR
 // columns), about 10 bytes per FMA. The micro-panel is then reused by every
 // column group of the call. On Zen 5 this took f16 GEMM from 52-55% to
-// 65-78% of the FMA peak on one thread (bench/RESULTS.md, session 6).
+// 65-78% of the FMA peak on one thread (docs/decisions/0012-float-panel-gemm.md).
 //
 // Include after float_dot_impl.h (it defines FloatWeights). V provides,
 // beyond what float_dot_impl.h needs: set1(float),

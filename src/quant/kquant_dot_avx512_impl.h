@@ -72,7 +72,7 @@ KQ_INLINE void spread_scales(__m256i s16, Dec& D) {
 // and a + 2 (lanes 16-31). [4]: byte 8 + L / 2 (the min of natural 16-value
 // group L) for the bias factors. One in-lane vpshufb per register instead of
 // a widening and a cross-lane vpermw: gemv_cached/q4_K 4% faster
-// (bench/RESULTS.md, session 11).
+// (docs/decisions/0008-kquant-loads-in-registers.md).
 struct K4ShuffleIdx {
   alignas(64) int8_t v[5][64];
   constexpr K4ShuffleIdx() : v{} {

@@ -2,7 +2,7 @@
 // model loader repacks every such matrix that fits, in place, where
 // rows16_kernels has kernels for its type (AVX-512 VNNI: both; AVX2 only:
 // Q4_K), and kernels/matmul.cpp runs them through Rows16Kernels.
-// bench/RESULTS.md, sessions 14 and 15, has the measurements.
+// docs/decisions/0007-rows16-repacks.md has the reasons and measurements.
 //
 // In the file's layout a GEMV spends most of its instructions per super-block
 // and row on vpmaddubsw + vpmaddwd pairs, scale unpacking and a horizontal
@@ -58,7 +58,7 @@ struct BlockQ6_Kx16 {
   // front to back, so prefetching the next group in step with the current
   // one keeps every line the same distance ahead. With ql and qh apart, the
   // qh lines were asked for only a few chunks before use: from memory
-  // about 5% slower with 2 threads (bench/RESULTS.md, session 25).
+  // about 5% slower with 2 threads (docs/decisions/0007-rows16-repacks.md).
   uint8_t triples[16][3][4 * kRows16];
   uint16_t d[kRows16];  // f16, per row; last, so that a group at a 64-byte
                         // boundary has its quants at one too
@@ -108,8 +108,8 @@ struct Rows16Kernels {
   QuantizeRowFn quantize_act;
   const char* name;
   // Whether a matrix repacked for these kernels decodes faster than the
-  // file's layout does with the same CPU's kernels (bench/RESULTS.md,
-  // session 15: not so for Q6_K with AVX2 only).
+  // file's layout does with the same CPU's kernels (not so for
+  // Q6_K with AVX2 only: docs/decisions/0007-rows16-repacks.md).
   bool beats_file_layout;
 };
 // The fastest kernels of type t for this CPU when they beat the file's

@@ -53,7 +53,7 @@ void group_tile(int64_t nb, const BlockQ6_Kx16* wg, const uint8_t* act, size_t a
         // before use. kStreamPrefetchBytes on (2 KiB, less than a super-block
         // of 3360 bytes) the tail of each super-block was asked for only
         // during its own first chunks: 1 thread 12.3-13.0 GB/s against
-        // 13.1-13.9 (bench/RESULTS.md, session 24). Two super-blocks on was
+        // 13.1-13.9 (docs/decisions/0007-rows16-repacks.md). Two super-blocks on was
         // no faster (session 25).
         if (NC == 1) prefetch_part(reinterpret_cast<const uint8_t*>(&b + 1), sizeof(b), 8 * h + k, 8 * h + k + 1, 16);
         const __m512i lo = in_register(_mm512_loadu_si512(b.ql(16 * h + k)));      // weights j = 0 | 2

@@ -6,7 +6,7 @@
 // moves from general-purpose to vector registers, six per super-block, and
 // they were the most expensive part of a Q4_K GEMV step: doing the same work
 // in xmm registers made `gemv_cached/q4_K` 8% faster on AVX-512
-// (bench/RESULTS.md, session 11).
+// (docs/decisions/0008-kquant-loads-in-registers.md).
 #pragma once
 
 #include <immintrin.h>

@@ -74,7 +74,7 @@ struct LegacyTile {
     // next tile's R new streams before their first misses, so both are
     // prefetched here: a few blocks ahead in this row, and the same bytes of
     // the next tile's row (q8_0 with 2 threads: 60-77% -> 78-87% of the read
-    // bandwidth, bench/RESULTS.md).
+    // bandwidth, docs/decisions/0006-software-prefetch.md).
     constexpr ptrdiff_t kRowAhead = 320;
     const ptrdiff_t next_tile = R > 1 ? (w[1] - w[0]) * R : 0;
     for (int64_t b = b0; b < b1; b += G) {

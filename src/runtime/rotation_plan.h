@@ -1,5 +1,5 @@
 // Which rotation each layer applies to Q/K and to V, decided once from the
-// model and the cache settings (DESIGN.md, "Without rotations"):
+// model and the cache settings (docs/OSCAR.md §1, "Which rotation a run uses"):
 //   - the model has rotation tensors: use them (they already contain the
 //     Hadamard; never apply it again);
 //   - else a q2_0 cache: the normalised Hadamard as both rotations (data-free

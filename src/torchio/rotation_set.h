@@ -1,6 +1,6 @@
 // OSCAR rotation checkpoints (k_rotation_qqt_r_h_pbr.pt, v_rotation_sst_r_h_pbr.pt).
 //
-// Schema (see shared/DESIGN.md, "OSCAR semantics"): a dict
+// Schema (see docs/OSCAR.md §1, "Checkpoints"): a dict
 //   {format_version: int, objective: str, source_grouping: str,
 //    layers: {layer_id: {layer_id: int, rotation: float[d, d], eigenvalues: float[d]}}}
 // The rotation M is in the row-vector convention, x' = x·M; a GGUF stores

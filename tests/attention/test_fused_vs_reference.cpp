@@ -1,4 +1,4 @@
-// Fused attention against the reference path (DESIGN.md, "Attention"): for
+// Fused attention against the reference path (docs/OSCAR.md §4): for
 // every KV type (and mixed K/V types), head dims 64/128/256/512, GQA ratios
 // 1/4/8 and cached lengths that cross every tier boundary (sink, main, ring
 // wrap), the two agree to 1e-4 of the output norm, for decode batches (the

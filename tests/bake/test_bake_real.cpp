@@ -1,4 +1,4 @@
-// oscar-bake with the published Qwen3-4B rotations (shared/data) on a random
+// oscar-bake with the published Qwen3-4B rotations (testdata/) on a random
 // 36-layer, head-dim-128 qwen3 model: the output is the base byte for byte
 // plus Mᵀ of every layer (M as torch reads it); refusals name the problem.
 #include <gtest/gtest.h>
@@ -8,13 +8,13 @@
 namespace oscar::bake::test {
 namespace {
 
-const fs::path kRotDir = fs::path(OSCAR_SHARED_DATA) / "rotations" / "qwen3-4b-thinking-2507";
+const fs::path kRotDir = fs::path(OSCAR_TEST_DATA) / "rotations" / "qwen3-4b-thinking-2507";
 
 class BakeReal : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kRotDir / "k_rotation_qqt_r_h_pbr.pt"))
-      GTEST_SKIP() << "shared data not present: " << kRotDir << " (see shared/data/README.md)";
+      GTEST_SKIP() << "test data absent: " << kRotDir << " (see testdata/README.md)";
     if (!tools_built()) GTEST_SKIP() << "oscar-bake / oscar-mkmodel not built in " << OSCAR_BIN_DIR;
     dir_ = temp_dir("bake");
   }

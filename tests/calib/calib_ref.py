@@ -1,5 +1,5 @@
-"""Independent NumPy implementation of OSCAR calibration as shared/DESIGN.md
-("Calibration") defines it, for the C++ tests. Run with Debian's python3.
+"""Independent NumPy implementation of OSCAR calibration as docs/OSCAR.md
+(§5, "Calibration") defines it, for the C++ tests. Run with Debian's python3.
 
   calib_ref.py IN OUT
 IN (little-endian): int32 n, n_head, n_head_kv, d; then float32 q (n, n_head*d),

@@ -1,5 +1,5 @@
 // Calibration math against an independent NumPy implementation of
-// shared/DESIGN.md's definitions (calib_ref.py), on small synthetic Q/K/V
+// docs/OSCAR.md §5's definitions (calib_ref.py), on small synthetic Q/K/V
 // with GQA and a non-isotropic spectrum; plus hand-checked bit reversal and P,
 // and the score-SNR accumulator against a direct sum over every causal pair.
 #include <gtest/gtest.h>

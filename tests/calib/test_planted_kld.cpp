@@ -5,7 +5,8 @@
 // mean KL divergence against the f16-cache logits (oscar-perplexity
 // --kl-divergence) and in attention-score SNR (--kv-report-json).
 //
-// The whole pipeline of bench/RESULTS.md on a two-layer model with the
+// The whole pipeline of bench/history/session-03.md ("OSCAR quality order";
+// docs/decisions/0016-rotations-calibrated-hadamard-fallback.md) on a two-layer model with the
 // Qwen3-4B head shape (d = 128, GQA): a few seconds on two cores.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The real GGUFs in ../shared/data (vocab files, a tiny llama) read, and copy
+// The real GGUFs in testdata/ (vocab files, a tiny llama) read, and copy
 // byte for byte.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 std::vector<fs::path> shared_ggufs() {
   std::vector<fs::path> out;
   for (const char* sub : {"vocab", "models"}) {
-    const fs::path dir = fs::path(OSCAR_SHARED_DATA) / sub;
+    const fs::path dir = fs::path(OSCAR_TEST_DATA) / sub;
     if (!fs::is_directory(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".gguf") out.push_back(e.path());
@@ -23,13 +23,13 @@ std::vector<fs::path> shared_ggufs() {
 }
 
 #define SKIP_WITHOUT_SHARED_DATA()                                                    \
-  if (!fs::is_directory(OSCAR_SHARED_DATA))                                           \
-  GTEST_SKIP() << "shared data folder " << OSCAR_SHARED_DATA << " is absent"
+  if (shared_ggufs().empty())                                                        \
+  GTEST_SKIP() << "no .gguf test data under " << OSCAR_TEST_DATA << " (see testdata/README.md)"
 
 TEST(GgufSharedData, AllFilesReadAndCopyIdentically) {
   SKIP_WITHOUT_SHARED_DATA();
   const auto files = shared_ggufs();
-  ASSERT_FALSE(files.empty()) << "no .gguf files under " << OSCAR_SHARED_DATA;
+  ASSERT_FALSE(files.empty()) << "no .gguf files under " << OSCAR_TEST_DATA;
   auto dir = temp_dir();
   for (const auto& p : files) {
     SCOPED_TRACE(p.string());
@@ -49,7 +49,7 @@ TEST(GgufSharedData, AllFilesReadAndCopyIdentically) {
 
 TEST(GgufSharedData, Stories260K) {
   SKIP_WITHOUT_SHARED_DATA();
-  const fs::path p = fs::path(OSCAR_SHARED_DATA) / "models" / "stories260K.gguf";
+  const fs::path p = fs::path(OSCAR_TEST_DATA) / "models" / "stories260K.gguf";
   if (!fs::exists(p)) GTEST_SKIP() << p << " is absent";
   GgufFile f = GgufFile::open(p.string());
   EXPECT_EQ(f.version(), 3u);

@@ -145,7 +145,7 @@ TEST_F(OscarGgufTool, InfoTextAbbreviatesLongArrays) {
 }
 
 TEST_F(OscarGgufTool, SharedDataFilesVerify) {
-  const fs::path model = fs::path(OSCAR_SHARED_DATA) / "models" / "stories260K.gguf";
+  const fs::path model = fs::path(OSCAR_TEST_DATA) / "models" / "stories260K.gguf";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is absent";
   ToolRun r = run_tool("verify '" + model.string() + "'", dir_);
   EXPECT_EQ(r.status, 0) << r.err;

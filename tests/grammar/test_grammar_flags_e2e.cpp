@@ -27,7 +27,7 @@ const char* kSchema = R"({"type": "object", "properties": {"a": {"type": "intege
 class GrammarFlags : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string tok = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3/tokenizer.json";
+    const std::string tok = std::string(OSCAR_TEST_DATA) + "/tokenizers/qwen3/tokenizer.json";
     if (!std::filesystem::exists(tok)) return;
     dir_ = new TempDir();
     const auto mk = run_capture(kBin + "/oscar-mkmodel --preset tiny --layers 1 --type f16 --tokenizer-json " + tok +
@@ -39,7 +39,7 @@ class GrammarFlags : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (!dir_) GTEST_SKIP() << "shared data absent: the Qwen3 tokenizer is not in " << OSCAR_SHARED_DATA;
+    if (!dir_) GTEST_SKIP() << "test data absent (see testdata/README.md): the Qwen3 tokenizer is not in " << OSCAR_TEST_DATA;
   }
   static TempDir* dir_;
 };

@@ -1,4 +1,4 @@
-// Token masks over real vocabularies (shared data): SentencePiece with <0xNN>
+// Token masks over real vocabularies (testdata/): SentencePiece with <0xNN>
 // byte-fallback tokens (llama-spm) and byte-level BPE (Qwen3). Each allowed
 // token is checked against the grammar through its detokenized text, so the
 // token-byte mapping is tested, not just the trie.
@@ -18,7 +18,7 @@ using oscar::grammar::testing::compile;
 
 namespace {
 
-std::string data(const std::string& rel) { return std::string(OSCAR_SHARED_DATA) + "/" + rel; }
+std::string data(const std::string& rel) { return std::string(OSCAR_TEST_DATA) + "/" + rel; }
 
 // Every allowed token's text keeps "prefix + text" a prefix of some sentence:
 // here, of the single sentence `target`.
@@ -50,7 +50,7 @@ void check_single_sentence(const tok::Tokenizer& tok, const std::string& target)
 
 TEST(RealVocab, SentencePieceByteFallback) {
   const std::string path = data("vocab/ggml-vocab-llama-spm.gguf");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared data absent: " << path;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << path;
   const auto f = gguf::GgufFile::open(path);
   const tok::Tokenizer tok = tok::Tokenizer::from_metadata(f.metadata());
   // The emoji has no piece of its own: only byte-fallback tokens spell it.
@@ -66,7 +66,7 @@ TEST(RealVocab, SentencePieceByteFallback) {
 
 TEST(RealVocab, Qwen3ByteLevelBpe) {
   const std::string dir = data("tokenizers/qwen3");
-  if (!std::filesystem::exists(dir + "/tokenizer.json")) GTEST_SKIP() << "shared data absent: " << dir;
+  if (!std::filesystem::exists(dir + "/tokenizer.json")) GTEST_SKIP() << "test data absent (see testdata/README.md): " << dir;
   const tok::Tokenizer tok = tok::Tokenizer::from_metadata(
       tok::vocab_metadata_from_hf(dir + "/tokenizer.json", dir + "/tokenizer_config.json"));
   check_single_sentence(tok, "{\"name\": \"J\xC3\xBCrgen\", \"emoji\": \"\xF0\x9F\xA6\x99\"}");

@@ -1,5 +1,5 @@
-// An independent reference of the q2_0 row codec, written from DESIGN.md
-// ("OSCAR semantics (exact)") and the layout documented in src/kv/q2_codec.h,
+// An independent reference of the q2_0 row codec, written from docs/OSCAR.md
+// (§2, "The q2_0 row codec") and the layout documented in src/kv/q2_codec.h,
 // for the KV tests. It does not call the code under test: f16 rounding is
 // done here too, and codes are chosen in double precision.
 #pragma once

@@ -1,4 +1,4 @@
-// The q2_0 KV row codec against DESIGN.md ("OSCAR semantics (exact)") and the
+// The q2_0 KV row codec against docs/OSCAR.md (§2, "The q2_0 row codec") and the
 // layout of src/kv/q2_codec.h. Expected values come from the independent
 // reference in q2_ref.h or are worked out by hand, never from the codec.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Tier bookkeeping of the KV store (DESIGN.md, "Tiers"): for each sequence
+// Tier bookkeeping of the KV store (docs/OSCAR.md §3): for each sequence
 // the first HP_SINK positions and the last HP_RECENT positions stay in f16,
 // everything between is the cache type; a token is quantized once, when it
 // leaves the recent window. A model of that rule, kept by this test, predicts

@@ -24,10 +24,10 @@ std::pair<int, std::string> sh(const std::string& cmd) {
 }
 
 TEST(GemmaCli, Gemma4ConversationWithTheRealTemplate) {
-  const fs::path data = OSCAR_SHARED_DATA;
+  const fs::path data = OSCAR_TEST_DATA;
   const fs::path tok = data / "tokenizers/gemma3/tokenizer.json";
   const fs::path tmpl = data / "templates/google-gemma-4-31B-it.jinja";
-  if (!fs::exists(tok) || !fs::exists(tmpl)) GTEST_SKIP() << "shared data absent: " << tok << ", " << tmpl;
+  if (!fs::exists(tok) || !fs::exists(tmpl)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << tok << ", " << tmpl;
   const fs::path dir = fs::temp_directory_path() / ("oscar-gemma-cli-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string bin = OSCAR_BIN_DIR, model = (dir / "g4.gguf").string();

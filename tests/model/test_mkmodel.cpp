@@ -102,8 +102,8 @@ TEST(MkModel, TiedFlagOverridesThePreset) {
 }
 
 TEST(MkModel, TokenizerJsonGivesTheRealVocabulary) {
-  const std::string tj = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3/tokenizer.json";
-  if (!fs::exists(tj)) GTEST_SKIP() << "shared data absent: " << tj;
+  const std::string tj = std::string(OSCAR_TEST_DATA) + "/tokenizers/qwen3/tokenizer.json";
+  if (!fs::exists(tj)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << tj;
   TmpDir t;
   const std::string f = t.file("v.gguf");
   ASSERT_EQ(mkmodel("--preset tiny --tokenizer-json " + tj + " -o " + f), 0);

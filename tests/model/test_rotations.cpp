@@ -2,7 +2,7 @@
 // rotation of Q, K (same matrix) and V (undone on the output), so a model with
 // rotation tensors gives the logits of the same model without them when the
 // cache is exact enough; malformed rotations are refused at load; the
-// rotation mode follows DESIGN.md ("Without rotations").
+// rotation mode follows docs/OSCAR.md §1 ("Which rotation a run uses").
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,8 +81,8 @@ void check_invariance(const std::string& rot_source) {
 }
 
 TEST(Rotations, RealQwen3RotationsLeaveLogitsUnchanged) {
-  const std::string dir = std::string(OSCAR_SHARED_DATA) + "/rotations/qwen3-4b-thinking-2507";
-  if (!fs::exists(dir)) GTEST_SKIP() << "shared data absent: " << dir;
+  const std::string dir = std::string(OSCAR_TEST_DATA) + "/rotations/qwen3-4b-thinking-2507";
+  if (!fs::exists(dir)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << dir;
   check_invariance(dir);
 }
 

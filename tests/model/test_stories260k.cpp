@@ -1,5 +1,5 @@
 // A really trained model: greedy decoding of stories260K from BOS must
-// reproduce the continuation given in ../shared/data/README.md, through the
+// reproduce the continuation given in testdata/README.md, through the
 // llama path (normal RoPE, GQA), the SPM tokenizer and the sampler.
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@ namespace oscar {
 namespace {
 
 TEST(Stories260K, GreedyFromBosReproducesReference) {
-  const std::string path = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared data absent: " << path;
+  const std::string path = std::string(OSCAR_TEST_DATA) + "/models/stories260K.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << path;
   const quant::QuantTable table(detect_cpu());
   auto model = model::Model::load(path, table, Logger::quiet());
   EXPECT_EQ(model->config().arch, "llama");

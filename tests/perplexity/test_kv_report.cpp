@@ -4,7 +4,7 @@
 // wraps), a Hadamard rotation on Q/K/V, decode steps and a two-token batch.
 // The test plays the forward pass itself (observer calls, cache stores) and
 // recomputes the expected sums independently: its own q2_0 codec written
-// from DESIGN.md, its own tier bookkeeping, plain loops in double.
+// from docs/OSCAR.md, its own tier bookkeeping, plain loops in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,7 +30,7 @@ constexpr int kWindow = 3, kSlack = 1;  // ring of 4 rows on the sliding layer
 
 float r16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 
-// q2_0 of one row (no clipping, one group), from DESIGN.md: lo = min,
+// q2_0 of one row (no clipping, one group), from docs/OSCAR.md §2: lo = min,
 // s = (hi - lo)/3, both stored as f16; code = clamp(round((x - lo)/s), 0, 3).
 std::vector<float> q2_roundtrip(const float* x) {
   float lo = x[0], hi = x[0];

@@ -150,7 +150,7 @@ TEST_F(InfillPrompt, BadInputAndModelsWithoutFimTokens) {
     EXPECT_EQ(e.status(), 400);
     EXPECT_NE(std::string(e.what()).find("prefix token is missing"), std::string::npos) << e.what();
   }
-  const std::string stories = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
+  const std::string stories = std::string(OSCAR_TEST_DATA) + "/models/stories260K.gguf";
   if (std::filesystem::exists(stories)) {
     const auto t = tok::Tokenizer::from_metadata(gguf::GgufFile::open(stories).metadata());
     EXPECT_THROW(check_fim_support(t.vocab()), ApiError);

@@ -23,7 +23,7 @@ std::string sdk_missing() {
   return "";
 }
 
-const std::string kQwen3Template = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
+const std::string kQwen3Template = std::string(OSCAR_TEST_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
 
 TEST(ServerOtherApis, MessagesResponsesEmbeddingsOnQ2Cache) {
   const std::string why = sdk_missing();
@@ -47,7 +47,7 @@ TEST(ServerOtherApis, MessagesResponsesEmbeddingsOnQ2Cache) {
 }
 
 TEST(ServerOtherApis, ScriptedModelThinkingToolsAndInfill) {
-  if (!std::filesystem::exists(kQwen3Template)) GTEST_SKIP() << "shared data absent: " << kQwen3Template;
+  if (!std::filesystem::exists(kQwen3Template)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << kQwen3Template;
   const std::string why = sdk_missing();
   if (!why.empty()) GTEST_SKIP() << why;
   TempDir dir;
@@ -77,8 +77,8 @@ TEST(ServerOtherApis, ScriptedModelThinkingToolsAndInfill) {
 // served without --pooling; and stories260K (llama), whose GGUF names no
 // pooling, so it gets the default, last.
 TEST(ServerOtherApis, EmbeddingPoolingMatchesNumpyReference) {
-  const std::string stories = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
-  if (!std::filesystem::exists(stories)) GTEST_SKIP() << "shared data absent: " << stories;
+  const std::string stories = std::string(OSCAR_TEST_DATA) + "/models/stories260K.gguf";
+  if (!std::filesystem::exists(stories)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << stories;
   TempDir dir;
   const std::string tiny = dir.file("tiny32.gguf"), tiny_cls = dir.file("tiny32-cls.gguf");
   for (const std::string& extra : {std::string(" -o ") + tiny, std::string(" --pooling-type 2 -o ") + tiny_cls}) {

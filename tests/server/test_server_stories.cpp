@@ -11,8 +11,8 @@
 using namespace oscar::testing;
 
 TEST(ServerStories, RealModelThroughOpenAiClient) {
-  const std::string model = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
-  if (!std::filesystem::exists(model)) GTEST_SKIP() << "shared data absent: " << model << " not found";
+  const std::string model = std::string(OSCAR_TEST_DATA) + "/models/stories260K.gguf";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << model << " not found";
   const std::string why = node_client_missing();
   if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
   TempDir dir;
@@ -27,10 +27,10 @@ TEST(ServerStories, RealModelThroughOpenAiClient) {
 
 // A random-weight qwen3 with the real Qwen3 vocabulary and QwQ's template.
 TEST(ServerStories, Qwen3VocabularyThinkingTemplateAndTools) {
-  const std::string tokenizer = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3/tokenizer.json";
-  const std::string tmpl = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-QwQ-32B.jinja";
+  const std::string tokenizer = std::string(OSCAR_TEST_DATA) + "/tokenizers/qwen3/tokenizer.json";
+  const std::string tmpl = std::string(OSCAR_TEST_DATA) + "/templates/Qwen-QwQ-32B.jinja";
   if (!std::filesystem::exists(tokenizer) || !std::filesystem::exists(tmpl))
-    GTEST_SKIP() << "shared data absent: " << tokenizer << " or " << tmpl << " not found";
+    GTEST_SKIP() << "test data absent (see testdata/README.md): " << tokenizer << " or " << tmpl << " not found";
   const std::string why = node_client_missing();
   if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
   TempDir dir;
@@ -79,11 +79,11 @@ TEST(ServerStories, Qwen3VocabularyThinkingTemplateAndTools) {
 // A tiny random-weight Gemma 4 with the real Gemma vocabulary and the
 // published Gemma 4 template (the second seed's --chat-template-file).
 TEST(ServerStories, Gemma4WithItsPublishedTemplate) {
-  const std::string data = OSCAR_SHARED_DATA;
+  const std::string data = OSCAR_TEST_DATA;
   const std::string tokenizer = data + "/tokenizers/gemma3/tokenizer.json";
   const std::string tmpl = data + "/templates/google-gemma-4-31B-it.jinja";
   if (!std::filesystem::exists(tokenizer) || !std::filesystem::exists(tmpl))
-    GTEST_SKIP() << "shared data absent: " << tokenizer << " or " << tmpl << " not found";
+    GTEST_SKIP() << "test data absent (see testdata/README.md): " << tokenizer << " or " << tmpl << " not found";
   const std::string why = node_client_missing();
   if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
   TempDir dir;

@@ -10,9 +10,9 @@
 using namespace oscar::testing;
 
 TEST(ServerStructured, SchemasGrammarsAndForcedToolCallsThroughTheOpenAiClient) {
-  const std::string tok = std::string(OSCAR_SHARED_DATA) + "/tokenizers/qwen3/tokenizer.json";
-  const std::string tmpl = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
-  if (!std::filesystem::exists(tok) || !std::filesystem::exists(tmpl)) GTEST_SKIP() << "shared data absent: " << tok;
+  const std::string tok = std::string(OSCAR_TEST_DATA) + "/tokenizers/qwen3/tokenizer.json";
+  const std::string tmpl = std::string(OSCAR_TEST_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
+  if (!std::filesystem::exists(tok) || !std::filesystem::exists(tmpl)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << tok;
   const std::string why = node_client_missing();
   if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
   TempDir dir;

@@ -1,6 +1,6 @@
 // Tool calls end to end through the official OpenAI Node client: a scripted
 // model (oscar-mkmodel --script) that really generates a Qwen3-style tool
-// call, served with the published Qwen3 template (shared data).
+// call, served with the published Qwen3 template (testdata/).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,8 +10,8 @@
 using namespace oscar::testing;
 
 TEST(ServerToolCalls, ScriptedModelCallsAToolAndAnswersWithItsResult) {
-  const std::string tmpl = std::string(OSCAR_SHARED_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
-  if (!std::filesystem::exists(tmpl)) GTEST_SKIP() << "shared data absent: " << tmpl << " not found";
+  const std::string tmpl = std::string(OSCAR_TEST_DATA) + "/templates/Qwen-Qwen3-0.6B.jinja";
+  if (!std::filesystem::exists(tmpl)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << tmpl << " not found";
   const std::string why = node_client_missing();
   if (!why.empty()) GTEST_SKIP() << "oscar-server client tests skipped: " << why;
   TempDir dir;

@@ -1,5 +1,5 @@
 // Exact-match tests on llama.cpp's test vocabularies stored as GGUF files
-// (../shared/data/vocab/ggml-vocab-{gpt-2,llama-spm}.gguf), read with the
+// (testdata/vocab/ggml-vocab-{gpt-2,llama-spm}.gguf), read with the
 // project's GGUF reader.
 #include <gtest/gtest.h>
 
@@ -72,7 +72,7 @@ TEST(GgufVocab, Qwen3ConvertedThroughFile) {
 }
 
 TEST(GgufVocab, Gemma3ConvertedThroughFile) {
-  OSCAR_REQUIRE_SHARED_DATA();
+  OSCAR_REQUIRE_TEST_FILE("tokenizers/gemma3/tokenizer.json");
   converted_through_file("gemma3", "ggml-vocab-gemma-4.gguf");
 }
 

@@ -1,5 +1,5 @@
 // Exact-match tests on real tokenizers converted in memory from Hugging Face
-// tokenizer.json files (../shared/data/tokenizers), against the reference
+// tokenizer.json files (testdata/tokenizers; Gemma 3 only in ../shared/data), against the reference
 // ids in tokenizers/*/cases.out and vocab/ggml-vocab-{qwen2,gemma-4}.gguf.out.
 // One test per tokenizer: CTest runs each test in its own process and the
 // 33 MB Gemma tokenizer.json takes seconds to convert.
@@ -35,7 +35,7 @@ TEST(HfTokenizers, Qwen3) {
 }
 
 TEST(HfTokenizers, Gemma3) {
-  OSCAR_REQUIRE_SHARED_DATA();
+  OSCAR_REQUIRE_TEST_FILE("tokenizers/gemma3/tokenizer.json");
   const Tokenizer tok = load("gemma3");
   EXPECT_EQ(tok.vocab().model(), "gemma4");
   EXPECT_TRUE(tok.vocab().add_bos());

@@ -80,7 +80,7 @@ TEST(RoundTrip, Qwen3) {
 }
 
 TEST(RoundTrip, Gemma3) {
-  OSCAR_REQUIRE_SHARED_DATA();
+  OSCAR_REQUIRE_TEST_FILE("tokenizers/gemma3/tokenizer.json");
   check_round_trips(*from_hf("gemma3"), "gemma3");
 }
 

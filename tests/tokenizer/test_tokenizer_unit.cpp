@@ -1,7 +1,7 @@
 // Tokenizer unit tests on small in-memory vocabularies: BPE merge order,
 // SentencePiece merges and byte fallback, special-token matching,
 // detokenisation round trips, the streaming detokenizer and the errors for
-// malformed metadata. No shared data needed.
+// malformed metadata. No real test data needed.
 #include <gtest/gtest.h>
 
 #include <random>

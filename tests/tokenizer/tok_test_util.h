@@ -15,15 +15,33 @@
 
 namespace oscar::tok::testing {
 
-inline std::string shared_data() { return OSCAR_SHARED_DATA; }
+// The merged test-data folder (cmake/test_data.cmake): the repository's
+// testdata/ first, then ../shared/data for what the repository cannot carry.
+inline std::string shared_data() { return OSCAR_TEST_DATA; }
 
-inline bool have_shared_data() { return std::filesystem::is_directory(shared_data()); }
+// The vocabularies and cases the repository carries (testdata/), which every
+// test with OSCAR_REQUIRE_SHARED_DATA() reads; absent only when the data
+// folders were pointed elsewhere (cmake -DOSCAR_TEST_DATA_DIR=...).
+inline bool have_shared_data() {
+  for (const char* rel : {"vocab/ggml-vocab-gpt-2.gguf", "vocab/ggml-vocab-llama-spm.gguf", "vocab/ggml-vocab-qwen2.gguf.inp",
+                          "vocab/ggml-vocab-gemma-4.gguf.inp", "tokenizers/cases.inp", "tokenizers/qwen3/tokenizer.json"})
+    if (!std::filesystem::exists(shared_data() + "/" + rel)) return false;
+  return true;
+}
 
 #define OSCAR_REQUIRE_SHARED_DATA()                                                              \
   do {                                                                                           \
     if (!::oscar::tok::testing::have_shared_data())                                              \
-      GTEST_SKIP() << "shared test data not found at " << ::oscar::tok::testing::shared_data() \
-                   << " (tests labelled shared-data need it)";                                   \
+      GTEST_SKIP() << "test data not found at " << ::oscar::tok::testing::shared_data()         \
+                   << " (tests labelled shared-data need it; see testdata/README.md)";           \
+  } while (0)
+
+// For a file that is not redistributable, so only ../shared/data has it.
+#define OSCAR_REQUIRE_TEST_FILE(rel)                                                               \
+  do {                                                                                             \
+    if (!std::filesystem::exists(::oscar::tok::testing::shared_data() + "/" + (rel)))              \
+      GTEST_SKIP() << (rel) << " is not in the repository's testdata/ (see testdata/README.md) "  \
+                   << "nor in the shared data set (cmake -DOSCAR_SHARED_DATA_DIR, default ../shared/data)"; \
   } while (0)
 
 inline std::string read_all(const std::string& path) {

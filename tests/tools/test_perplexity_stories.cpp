@@ -1,4 +1,4 @@
-// oscar-perplexity on a real trained model (stories260K, shared data; the
+// oscar-perplexity on a real trained model (stories260K from testdata/; the
 // test skips itself with a message when the data is absent).
 #include "ppl_test_util.h"
 
@@ -11,8 +11,8 @@ using PerplexityShared = PerplexityTool;
 // guess, the same as NumPy's, and an f16 cache close to f32 (its head dim of
 // 8 is too small for the block-quantized cache types).
 TEST_F(PerplexityShared, Stories260KOnAStory) {
-  const std::string m = std::string(OSCAR_SHARED_DATA) + "/models/stories260K.gguf";
-  if (!fs::exists(m)) GTEST_SKIP() << "shared data absent: " << m;
+  const std::string m = std::string(OSCAR_TEST_DATA) + "/models/stories260K.gguf";
+  if (!fs::exists(m)) GTEST_SKIP() << "test data absent (see testdata/README.md): " << m;
   const std::string base = path("stories.kld");
   const Result r = ppl("-m " + m + " -f " + kStories + " -c 256 -ctk f32 -ctv f32 --kl-divergence-type f32 "
                        "--kl-divergence-base " + base);

@@ -28,7 +28,7 @@ RotationLayer random_layer(int id, int d, std::mt19937& rng) {
   return l;
 }
 
-const fs::path kPublished = fs::path(OSCAR_SHARED_DATA) / "rotations/qwen3-4b-thinking-2507/k_rotation_qqt_r_h_pbr.pt";
+const fs::path kPublished = fs::path(OSCAR_TEST_DATA) / "rotations/qwen3-4b-thinking-2507/k_rotation_qqt_r_h_pbr.pt";
 
 // Writes the checkpoints once and reads them all in one python3-torch run
 // (importing torch costs seconds).
@@ -92,7 +92,7 @@ TEST_F(TorchReads, ValuesAndStructure) {
 
   // One test, not two: CTest runs each in its own process, and every
   // process would pay for importing torch again.
-  if (!fs::exists(kPublished)) GTEST_SKIP() << "shared data absent, structure not compared: " << kPublished;
+  if (!fs::exists(kPublished)) GTEST_SKIP() << "test data absent (see testdata/README.md), structure not compared: " << kPublished;
   EXPECT_EQ(json("like.json"), json("published.json"));
   // The same zip entry names (torch adds a random serialization id we leave out).
   auto names = [](const fs::path& p) {

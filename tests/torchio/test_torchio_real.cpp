@@ -1,4 +1,4 @@
-// The published OSCAR rotations for Qwen3-4B-Thinking-2507 (shared/data):
+// The published OSCAR rotations for Qwen3-4B-Thinking-2507 (testdata/):
 // they load with 36 layers of orthogonal 128x128 matrices, and every value
 // equals what torch.load reads (python3-torch dumps them for comparison).
 #include <gtest/gtest.h>
@@ -12,14 +12,14 @@
 namespace oscar::torchio::test {
 namespace {
 
-const fs::path kRotDir = fs::path(OSCAR_SHARED_DATA) / "rotations" / "qwen3-4b-thinking-2507";
+const fs::path kRotDir = fs::path(OSCAR_TEST_DATA) / "rotations" / "qwen3-4b-thinking-2507";
 
 class RealRotations : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     path_ = kRotDir / GetParam();
     if (!fs::exists(path_))
-      GTEST_SKIP() << "shared data not present: " << path_ << " (see shared/data/README.md)";
+      GTEST_SKIP() << "test data absent: " << path_ << " (see testdata/README.md)";
   }
   fs::path path_;
 };

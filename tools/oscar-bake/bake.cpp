@@ -15,7 +15,7 @@ namespace oscar::bake {
 
 namespace {
 
-constexpr double kOrthoTol = 1e-3;           // shared/DESIGN.md
+constexpr double kOrthoTol = 1e-3;           // docs/OSCAR.md §1 (the loader's check)
 constexpr size_t kChunk = (size_t)16 << 20;  // bytes copied per write
 
 bool is_rot_tensor(const std::string& name) {

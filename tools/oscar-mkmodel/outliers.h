@@ -12,7 +12,8 @@
 // turns the common direction that queries and keys share onto one axis, which
 // H spreads into a flat ±c row that two of the four levels hold exactly.
 // Random weights have none of this (all rotations come out about equal), so
-// such a model cannot rank them. Measured (bench/RESULTS.md): the fixed sign
+// such a model cannot rank them. Measured
+// (docs/decisions/0016-rotations-calibrated-hadamard-fallback.md): the fixed sign
 // shared by Q and K is what calibration exploits. With one planted channel,
 // or with channels of random sign, the Hadamard is as good or better.
 //

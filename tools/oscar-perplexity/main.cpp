@@ -15,7 +15,7 @@
 // them), and only scored positions ask for logits.
 //
 // Scoring mode. In this engine the tokens of one batch attend to each other
-// at full precision and to earlier batches as stored (DESIGN.md, "Tiers"), so
+// at full precision and to earlier batches as stored (docs/OSCAR.md §3), so
 // a chunk evaluated in one batch would never read its own quantized K/V and
 // every KV type would score the same. --ppl-mode decode (the default) batches
 // only the unscored first half; the scored half then advances one position

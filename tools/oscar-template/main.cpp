@@ -1,5 +1,5 @@
 // oscar-template: renders every case of a cases file (the format of
-// shared/data/templates/cases.json) with one chat template and prints the
+// testdata/templates/cases.json) with one chat template and prints the
 // results as JSON in the format of expected.json:
 //   { "<template file name>": { "<case id>": "<rendered>" | {"error": "..."} } }
 //
@@ -27,7 +27,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: oscar-template --template FILE --cases CASES.json [--bos S] [--eos S] [--now DATETIME]\n"
                "  renders every case with the template and prints JSON like expected.json;\n"
-               "  --now fixes strftime_now (default 2026-01-02 03:04:05, as in the shared test data;\n"
+               "  --now fixes strftime_now (default 2026-01-02 03:04:05, as in testdata/templates;\n"
                "  'system' uses the clock)\n");
 }
 

@@ -1,6 +1,6 @@
 // oscar-server with a tiny random-weight Gemma 4 (real Gemma vocabulary) and
 // the published Gemma 4 chat template: the prompts it renders are exactly
-// what Python's jinja2 renders (../shared/data/templates/expected.json), and
+// what Python's jinja2 renders (testdata/templates/expected.json), and
 // chat completions work streamed and whole, thought channel included.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
