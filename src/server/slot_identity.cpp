@@ -108,6 +108,9 @@ std::string identity_mismatch(const SlotIdentity& saved, const SlotIdentity& her
   if (saved.n_embd != here.n_embd) return differs("embedding width", num(saved.n_embd), num(here.n_embd));
   if (saved.model_hash != here.model_hash)
     return "model: the file was saved from a different model file (its metadata, tokenizer or weights differ)";
+  auto type = [](uint32_t t) { return std::string(kv::cache_type_name((kv::CacheType)t)); };
+  if (saved.type_k != here.type_k) return differs("K cache type (-ctk)", type(saved.type_k), type(here.type_k));
+  if (saved.type_v != here.type_v) return differs("V cache type (-ctv)", type(saved.type_v), type(here.type_v));
   auto rot = [](uint32_t m) {
     return m <= (uint32_t)runtime::RotationMode::Hadamard ? runtime::rotation_mode_name((runtime::RotationMode)m)
                                                           : "unknown";
@@ -115,9 +118,6 @@ std::string identity_mismatch(const SlotIdentity& saved, const SlotIdentity& her
   if (saved.rotation_mode != here.rotation_mode)
     return differs("KV rotations", std::string(rot(saved.rotation_mode)), std::string(rot(here.rotation_mode)));
   if (saved.rotation_hash != here.rotation_hash) return "KV rotations: the file's rows were stored under other rotation matrices";
-  auto type = [](uint32_t t) { return std::string(kv::cache_type_name((kv::CacheType)t)); };
-  if (saved.type_k != here.type_k) return differs("K cache type (-ctk)", type(saved.type_k), type(here.type_k));
-  if (saved.type_v != here.type_v) return differs("V cache type (-ctv)", type(saved.type_v), type(here.type_v));
   if (saved.q2_group_k != here.q2_group_k || saved.q2_group_v != here.q2_group_v)
     return differs("q2_0 group size (K/V)", num(saved.q2_group_k) + "/" + num(saved.q2_group_v),
                    num(here.q2_group_k) + "/" + num(here.q2_group_v));
