@@ -100,37 +100,72 @@ void write_file_atomically(const std::string& dir, const std::string& name, std:
   }
 }
 
-std::string SlotPersistence::path_of(const std::string& filename) const {
+namespace {
+
+void check_filename(const std::string& filename) {
   if (!valid_slot_filename(filename))
     throw ApiError(400, "Invalid filename: a plain file name inside --slot-save-path is expected (no path separators, "
                         "not starting with '.')");
-  return dir_ + "/" + filename;
 }
 
-uint64_t SlotPersistence::max_file_bytes() const {
+// The largest file a slot of n_ctx_slot positions can need.
+uint64_t max_file_bytes(const SlotIdentity& here, int n_ctx_slot) {
   uint64_t per_position = 4;  // the token
-  for (const auto& s : here_.stores)
+  for (const auto& s : here.stores)
     per_position += (uint64_t)s.n_head_kv * (uint64_t)std::max(s.main_row_bytes, 2 * s.head_dim);
-  return (1u << 20) + per_position * (uint64_t)scheduler_.config().n_ctx_slot;
+  return (1u << 20) + per_position * (uint64_t)n_ctx_slot;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_slot(const kv::KvCache& cache, int seq, std::span<const int32_t> tokens,
+                                 const SlotIdentity& here) {
+  const int n = (int)tokens.size();
+  require(cache.n_pos(seq) == n, "slot " + std::to_string(seq) + ": cached tokens and KV positions disagree");
+  const std::vector<int32_t> splits = kv::sequence_splits(cache, seq, n);
+  uint64_t rows = 0;
+  for (size_t i = 0; i < splits.size(); ++i) rows += kv::store_rows_bytes(here.stores[i], n, splits[i]);
+  std::vector<uint8_t> file;
+  file.reserve((size_t)rows + 4096 + 4 * (size_t)n + 4 * splits.size());
+  begin_slot_file(file, here, tokens, splits, rows);
+  kv::export_rows(cache, seq, n, splits, file);
+  return file;
+}
+
+CheckedSlotFile read_checked_slot_file(const std::string& dir, const std::string& filename, const SlotIdentity& here,
+                                       int n_ctx_slot) {
+  check_filename(filename);
+  CheckedSlotFile c;
+  c.bytes = read_slot_file(dir + "/" + filename, filename, max_file_bytes(here, n_ctx_slot));
+  try {
+    c.file = decode_slot_file(c.bytes);
+  } catch (const SlotFileError& e) {
+    throw ApiError(400, "cannot restore " + filename + ": " + e.what());
+  }
+  const SlotFile& f = c.file;
+  if (const std::string diff = identity_mismatch(f.identity, here); !diff.empty())
+    throw ApiError(400, "cannot restore " + filename + ": it does not match this server: " + diff);
+  const int n = (int)f.tokens.size();
+  if (n > n_ctx_slot)
+    throw ApiError(400, "cannot restore " + filename + ": its " + std::to_string(n) + " tokens exceed the " +
+                            std::to_string(n_ctx_slot) + " positions of a slot");
+  for (int32_t t : f.tokens)
+    if (t < 0 || (uint32_t)t >= here.n_vocab)
+      throw ApiError(400, "cannot restore " + filename + ": token id " + std::to_string(t) + " is outside the vocabulary");
+  return c;
 }
 
 SlotSaveResult SlotPersistence::save(int id_slot, const std::string& filename) {
   const auto t0 = Clock::now();
-  path_of(filename);
+  check_filename(filename);
   std::vector<uint8_t> file;
   size_t n_saved = 0;
+  // Only the copy runs on the scheduler thread; the checksum and the write do not.
   scheduler_.with_idle_slot(id_slot, [&](SlotAccess& a) {
-    const int n = (int)a.tokens.size();
-    require(a.cache.n_pos(a.seq) == n, "slot " + std::to_string(a.seq) + ": cached tokens and KV positions disagree");
-    const std::vector<int32_t> splits = kv::sequence_splits(a.cache, a.seq, n);
-    uint64_t rows = 0;
-    for (size_t i = 0; i < splits.size(); ++i) rows += kv::store_rows_bytes(here_.stores[i], n, splits[i]);
-    file.reserve((size_t)rows + 4096 + 4 * (size_t)n + 4 * splits.size());
-    begin_slot_file(file, here_, a.tokens, splits, rows);
-    kv::export_rows(a.cache, a.seq, n, splits, file);
-    n_saved = (size_t)n;
+    file = encode_slot(a.cache, a.seq, a.tokens, here_);
+    n_saved = a.tokens.size();
   });
-  finish_slot_file(file);  // the checksum: off the scheduler thread
+  finish_slot_file(file);
   try {
     std::filesystem::create_directories(dir_);
     write_file_atomically(dir_, filename, file);
@@ -142,23 +177,9 @@ SlotSaveResult SlotPersistence::save(int id_slot, const std::string& filename) {
 
 SlotRestoreResult SlotPersistence::restore(int id_slot, const std::string& filename) {
   const auto t0 = Clock::now();
-  const std::vector<uint8_t> bytes = read_slot_file(path_of(filename), filename, max_file_bytes());
-  SlotFile f;
-  try {
-    f = decode_slot_file(bytes);
-  } catch (const SlotFileError& e) {
-    throw ApiError(400, "cannot restore " + filename + ": " + e.what());
-  }
-  if (const std::string diff = identity_mismatch(f.identity, here_); !diff.empty())
-    throw ApiError(400, "cannot restore " + filename + ": it does not match this server: " + diff);
+  const CheckedSlotFile c = read_checked_slot_file(dir_, filename, here_, scheduler_.config().n_ctx_slot);
+  const SlotFile& f = c.file;
   const int n = (int)f.tokens.size();
-  const int n_ctx = scheduler_.config().n_ctx_slot;
-  if (n > n_ctx)
-    throw ApiError(400, "cannot restore " + filename + ": its " + std::to_string(n) + " tokens exceed the " +
-                            std::to_string(n_ctx) + " positions of a slot");
-  for (int32_t t : f.tokens)
-    if (t < 0 || (uint32_t)t >= here_.n_vocab)
-      throw ApiError(400, "cannot restore " + filename + ": token id " + std::to_string(t) + " is outside the vocabulary");
   scheduler_.with_idle_slot(id_slot, [&](SlotAccess& a) {
     if (!a.make_room(n))
       throw ApiError(400, "cannot restore " + filename + ": the KV pool has no room for " + std::to_string(n) +
@@ -166,7 +187,7 @@ SlotRestoreResult SlotPersistence::restore(int id_slot, const std::string& filen
     kv::import_sequence(a.cache, a.seq, n, f.splits, f.rows);
     a.tokens = f.tokens;
   });
-  return {id_slot, filename, (size_t)n, (uint64_t)bytes.size(), ms_since(t0)};
+  return {id_slot, filename, (size_t)n, (uint64_t)c.bytes.size(), ms_since(t0)};
 }
 
 size_t SlotPersistence::erase(int id_slot) {

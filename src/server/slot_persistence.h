@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "kv/kv_cache.h"
 #include "server/scheduler.h"
 #include "server/slot_file.h"
 
@@ -45,6 +47,23 @@ bool valid_slot_filename(const std::string& name);
 // whole new one, also across a crash. Throws Error naming the failing step.
 void write_file_atomically(const std::string& dir, const std::string& name, std::span<const uint8_t> bytes);
 
+// The steps of a save and a restore, also used without a server by
+// bench/bench_slot_save.cpp.
+//
+// The file for the first tokens.size() positions of seq (which must hold
+// exactly that many) up to its checksum: run where the cache is owned, then
+// finish_slot_file() (the CRC-32) anywhere.
+std::vector<uint8_t> encode_slot(const kv::KvCache& cache, int seq, std::span<const int32_t> tokens,
+                                 const SlotIdentity& here);
+// A file read and checked against this server (`n_ctx_slot`: positions a
+// slot may hold), its rows still in `bytes`; ApiError 400 naming the defect.
+struct CheckedSlotFile {
+  std::vector<uint8_t> bytes;
+  SlotFile file;
+};
+CheckedSlotFile read_checked_slot_file(const std::string& dir, const std::string& filename, const SlotIdentity& here,
+                                       int n_ctx_slot);
+
 class SlotPersistence {
  public:
   // `here`: this server's identity (slot_identity.h); `dir`: --slot-save-path.
@@ -59,9 +78,6 @@ class SlotPersistence {
   size_t erase(int id_slot);  // tokens that were cached
 
  private:
-  std::string path_of(const std::string& filename) const;
-  uint64_t max_file_bytes() const;  // the largest file a slot of this server can need
-
   std::string dir_;
   const SlotIdentity& here_;
   Scheduler& scheduler_;
