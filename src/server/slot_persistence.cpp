@@ -30,7 +30,8 @@ std::string sys_error(const std::string& what, const std::string& path) {
 // Reads a whole file of at most `limit` bytes; ApiError 400 when it is
 // missing, not a regular file or too large.
 std::vector<uint8_t> read_slot_file(const std::string& path, const std::string& filename, uint64_t limit) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted under the name must not block the open (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw ApiError(400, "slot file " + filename + " cannot be opened in --slot-save-path: " + std::strerror(errno));
   struct stat st{};
   std::vector<uint8_t> bytes;

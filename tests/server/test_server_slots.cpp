@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -140,9 +142,12 @@ TEST_F(ServerSlots, CorruptTruncatedAndForeignFilesAreRefused) {
   write_bytes(dir_->file("slots/flipped.bin"), flipped);
   write_bytes(dir_->file("slots/short.bin"), std::vector<char>(good.begin(), good.begin() + (long)good.size() / 3));
   write_bytes(dir_->file("slots/junk.bin"), std::vector<char>(500, 'x'));
+  // Not regular files: a FIFO must not block the handler, a folder is no file.
+  ASSERT_EQ(::mkfifo(dir_->file("slots/fifo.bin").c_str(), 0644), 0);
+  std::filesystem::create_directories(dir_->file("slots/folder.bin"));
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"flipped.bin", "checksum mismatch"}, {"short.bin", "checksum mismatch"}, {"junk.bin", "not an oscar slot file"},
-      {"missing.bin", "cannot be opened"}};
+      {"missing.bin", "cannot be opened"}, {"fifo.bin", "not a regular file"}, {"folder.bin", "not a regular file"}};
   for (const auto& [name, says] : cases) {
     const Answer r = call(a.port(), "POST", "/slots/1?action=restore", Json{{"filename", name}}.dump());
     EXPECT_EQ(r.status, 400) << name << ": " << r.body.dump();
