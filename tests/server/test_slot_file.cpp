@@ -3,10 +3,14 @@
 // checksum (what the checksum cannot catch: a file written by a buggy or
 // hostile program) are refused with a message naming them; a file from
 // another model or cache layout is refused by identity_mismatch(), naming
-// what differs.
+// what differs; file names and the atomic write (slot_persistence.h).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -14,6 +18,7 @@
 #include "kv/store_shape.h"
 #include "server/slot_file.h"
 #include "server/slot_identity.h"
+#include "server/slot_persistence.h"
 
 namespace oscar::server {
 namespace {
@@ -223,6 +228,57 @@ TEST(SlotFile, IdentityMismatchNamesWhatDiffers) {
   EXPECT_NE(differ([](SlotIdentity& s) { s.stores.pop_back(); }).find("KV stores"), std::string::npos);
   // The page size does not change what rows mean.
   EXPECT_EQ(differ([](SlotIdentity& s) { s.page_positions = 16; }), "");
+}
+
+}  // namespace
+}  // namespace oscar::server
+
+namespace oscar::server {
+namespace {
+
+TEST(SlotPersistence, FileNamesArePlainNamesOnly) {
+  for (const char* ok : {"slot1.bin", "conv-2026 12 05", "a", "x..y"}) EXPECT_TRUE(valid_slot_filename(ok)) << ok;
+  for (const char* bad : {"", ".", "..", "../x", "a/b", "/etc/passwd", "a\\b", "c:x", ".hidden", "tab\there", "del\x7f"})
+    EXPECT_FALSE(valid_slot_filename(bad)) << bad;
+  EXPECT_TRUE(valid_slot_filename(std::string(255, 'a')));
+  EXPECT_FALSE(valid_slot_filename(std::string(256, 'a')));
+}
+
+// A writer killed in the middle of a large write leaves the final name
+// absent (or the old file whole), never a torn file: the bytes go to a
+// hidden temporary name first and are renamed only once complete.
+TEST(SlotPersistence, WriterKilledMidWriteLeavesNoTornFile) {
+  char tmpl[] = "/tmp/oscar-slot-atomic-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::vector<uint8_t> old_file(1000, 7);
+  write_file_atomically(dir, "conv.bin", old_file);
+  const std::vector<uint8_t> big((size_t)256 << 20, 1);  // takes far longer to write and fsync than the kill below
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      write_file_atomically(dir, "conv.bin", big);
+    } catch (...) {
+      _exit(2);
+    }
+    _exit(0);
+  }
+  // Kill once the temporary file has started to grow.
+  bool growing = false;
+  for (int i = 0; i < 2000 && !growing; ++i) {
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().filename().string().rfind(".conv.bin.tmp-", 0) == 0 && e.file_size() > 0) growing = true;
+    if (!growing) usleep(1000);
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(growing) << "the temporary file never appeared";
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the write finished before the kill: the test proves nothing";
+  // The final name still holds the old file, whole.
+  EXPECT_EQ(std::filesystem::file_size(dir + "/conv.bin"), old_file.size());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
