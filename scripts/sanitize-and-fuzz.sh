@@ -24,7 +24,7 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" -DCMAKE_C_FLAGS="-fno-sanitize-recover=undefined" \
     -DOSCAR_SANITIZE=ON -DOSCAR_BUILD_FUZZ=ON -DOSCAR_BUILD_BENCH=OFF "${LAUNCHER[@]}"
 fi
-FUZZERS=(http_request_fuzz tokenizer_json_fuzz gguf_reader_fuzz jinja_fuzz torchio_fuzz grammar_fuzz)
+FUZZERS=(http_request_fuzz tokenizer_json_fuzz gguf_reader_fuzz jinja_fuzz torchio_fuzz grammar_fuzz slot_file_fuzz)
 cmake --build "$BUILD" -j "$(nproc)" --target test_server_units test_server_hardening oscar-server oscar-mkmodel \
   "${FUZZERS[@]}"
 
@@ -40,6 +40,7 @@ declare -A SEEDS=(
   [jinja_fuzz]=fuzz/corpus/jinja
   [torchio_fuzz]=fuzz/corpus/torchio
   [grammar_fuzz]=fuzz/corpus/grammar
+  [slot_file_fuzz]=fuzz/corpus/slot_file
 )
 mkdir -p "$BUILD/fuzz-artifacts"
 for f in "${FUZZERS[@]}"; do

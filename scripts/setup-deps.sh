@@ -9,7 +9,7 @@ PKGS=(
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev openssl
-  libeigen3-dev libzip-dev libcli11-dev
+  libeigen3-dev libzip-dev libcli11-dev zlib1g-dev
   python3 python3-numpy python3-jinja2 python3-torch python3-jsonschema
   haproxy lua5.3 curl
   chromium

@@ -83,6 +83,10 @@ class KvCache {
   const TierStore& k_store(int layer) const { return *k_[(size_t)src_[(size_t)layer]]; }
   const TierStore& v_store(int layer) const { return *v_[(size_t)src_[(size_t)layer]]; }
   bool has_own_store(int layer) const { return src_[(size_t)layer] == layer; }
+  int n_layers() const { return (int)src_.size(); }
+  // Writable stores, for restoring a saved sequence (seq_snapshot.h) only.
+  TierStore& k_store_mut(int layer) { return *k_[(size_t)src_[(size_t)layer]]; }
+  TierStore& v_store_mut(int layer) { return *v_[(size_t)src_[(size_t)layer]]; }
   int window(int layer) const { return window_[(size_t)layer]; }  // 0: global layer
   void read_k(int seq, int layer, int head, int pos, float* out) const;
   void read_v(int seq, int layer, int head, int pos, float* out) const;

@@ -178,4 +178,26 @@ void TierStore::read(int seq, int head, int pos, float* out) const {
 
 size_t TierStore::bytes_allocated() const { return main_bytes() + sink_bytes() + ring_bytes(); }
 
+int TierStore::split(int seq, int n) const {
+  if (ring_slots_ > 0) return std::max(lo_valid_[(size_t)seq], n - ring_slots_);
+  return tiered_ ? q_end_[(size_t)seq] : 0;
+}
+
+void TierStore::set_split(int seq, int split) {
+  if (ring_slots_ > 0) lo_valid_[(size_t)seq] = split;
+  else if (tiered_) q_end_[(size_t)seq] = split;
+}
+
+uint8_t* TierStore::stored_row(int seq, int head, int pos) const {
+  if (!tiered_) return main_row(seq, head, pos);
+  if (pos < sink_) return sink_row(seq, head, pos);
+  if (pos < q_end_[(size_t)seq]) return main_row(seq, head, pos);
+  return ring_row(seq, head, pos);
+}
+
+size_t TierStore::stored_row_bytes(int seq, int pos) const {
+  if (!tiered_) return main_.row_bytes();
+  return pos >= sink_ && pos < q_end_[(size_t)seq] ? main_.row_bytes() : f16_.row_bytes();
+}
+
 }  // namespace oscar::kv

@@ -84,6 +84,21 @@ class TierStore {
   // Bytes of the three tiers' rows, each tier starting on a cache line.
   size_t bytes_allocated() const;
 
+  // For saving and restoring one sequence (seq_snapshot.h). The tier sizes
+  // in effect (clamped to the context), and where seq's tiers split given n
+  // stored positions: tiered, the first position past sink and main; ring
+  // mode, the oldest position kept; otherwise 0.
+  int n_head_kv() const { return n_head_kv_; }
+  int sink() const { return sink_; }
+  int recent() const { return recent_; }
+  int split(int seq, int n) const;
+  // Restores a split saved by split() (after the sequence was cleared): the
+  // rows are then written through stored_row().
+  void set_split(int seq, int split);
+  // The bytes of pos's row in the tier that holds it (main codec or f16).
+  uint8_t* stored_row(int seq, int head, int pos) const;
+  size_t stored_row_bytes(int seq, int pos) const;
+
  private:
   uint8_t* main_row(int seq, int head, int pos) const;
   uint8_t* sink_row(int seq, int head, int pos) const;

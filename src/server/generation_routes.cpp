@@ -18,6 +18,7 @@
 #include "server/server_context.h"
 #include "server/sse.h"
 #include "server/task_relay.h"
+#include "server/verbose_shaper.h"
 
 namespace oscar::server {
 
@@ -229,6 +230,17 @@ ShaperInfo shaper_info(const ServerContext& ctx, const char* id_prefix, const Ge
   return info;
 }
 
+// With -v, an OpenAI-shaped answer also carries the native one as
+// "__verbose" (verbose_shaper.h), as llama-server's does.
+std::unique_ptr<ResponseShaper> maybe_verbose(const ServerContext& ctx, std::unique_ptr<ResponseShaper> shown,
+                                              ShaperInfo info, const Task& t) {
+  if (!ctx.settings().verbose) return shown;
+  info.include_usage = false;
+  info.prompt_text = ctx.model().tokenizer->detokenize(t.prompt, false, /*render_special=*/true);
+  info.n_prompt = (int)t.prompt.size();
+  return with_verbose(std::move(shown), make_native_shaper(info, ctx.generation_settings(t.params)));
+}
+
 // One shaper per task, merged when there are several.
 template <class MakeOne>
 std::unique_ptr<ResponseShaper> shaper_for(const std::vector<Task>& tasks, MergeKind kind, bool include_usage, int n,
@@ -288,7 +300,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
         ShaperInfo i = info;
         i.index = t.index;
         i.include_usage = usage;
-        return make_chat_shaper(i, fmt, prompt);
+        return maybe_verbose(ctx, make_chat_shaper(i, fmt, prompt), i, t);
       });
       serve_tasks(ctx, req, res, std::move(tasks), std::move(shaper), so.stream);
     });
@@ -320,7 +332,7 @@ void register_generation_routes(httplib::Server& svr, ServerContext& ctx) {
           ShaperInfo i = info;
           i.index = t.index;
           i.include_usage = usage;
-          if (!native) return make_completions_shaper(i);
+          if (!native) return maybe_verbose(ctx, make_completions_shaper(i), i, t);
           i.response_fields = fields;
           i.return_tokens = return_tokens;
           i.prompt_text = tk.detokenize(t.prompt, false, /*render_special=*/true);

@@ -17,6 +17,7 @@
 #include "server/metrics.h"
 #include "server/responses_routes.h"
 #include "server/server_context.h"
+#include "server/slot_routes.h"
 #include "server/webui_routes.h"
 
 namespace oscar::server {
@@ -199,6 +200,7 @@ void register_routes(httplib::Server& svr, ServerContext& ctx) {
   register_responses_routes(svr, ctx);
   register_embeddings_routes(svr, ctx);
   register_infill_routes(svr, ctx);
+  register_slot_routes(svr, ctx);
 }
 
 }  // namespace oscar::server

@@ -115,10 +115,16 @@ void Scheduler::run() {
       auto busy = [&] {
         return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; });
       };
-      cv_.wait(l, [&] { return stopping_ || !queue_.empty() || busy(); });
-      if (stopping_ && queue_.empty() && !busy()) return;
+      cv_.wait(l, [&] { return stopping_ || !queue_.empty() || busy() || !slot_commands_.empty(); });
+      if (stopping_ && queue_.empty() && !busy()) {
+        for (auto& c : slot_commands_)
+          c->done.set_exception(std::make_exception_ptr(ApiError(503, "the server is shutting down", "unavailable_error")));
+        slot_commands_.clear();
+        return;
+      }
     }
     try {
+      run_slot_commands();
       drop_cancelled();
       assign_queued();
       publish_occupancy();  // a balancer's /health?fail_on_no_slot=1 must see a slot busy before its first token
@@ -141,6 +147,57 @@ void Scheduler::run() {
     }
     publish();
   }
+}
+
+void Scheduler::with_idle_slot(int id, std::function<void(SlotAccess&)> fn) {
+  auto cmd = std::make_shared<SlotCommand>();
+  cmd->id = id;
+  cmd->fn = std::move(fn);
+  std::future<void> done = cmd->done.get_future();
+  {
+    std::lock_guard<std::mutex> l(m_);
+    if (stopping_) throw ApiError(503, "the server is shutting down", "unavailable_error");
+    slot_commands_.push_back(std::move(cmd));
+  }
+  cv_.notify_one();
+  done.get();
+}
+
+void Scheduler::run_slot_commands() {
+  std::deque<std::shared_ptr<SlotCommand>> cmds;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    cmds.swap(slot_commands_);
+  }
+  for (auto& c : cmds) {
+    try {
+      if (c->id < 0 || c->id >= (int)slots_.size()) throw ApiError(400, "Invalid slot ID");
+      Slot& s = *slots_[(size_t)c->id];
+      if (s.active)
+        throw ApiError(409, "slot " + std::to_string(s.id) + " is processing a request; retry when it is idle",
+                       "invalid_request_error");
+      SlotAccess access{cache_, s.id, s.cached, [this, &s](int n) {
+                          if (cache_.pages().pages_for(n) > idle_room(s.id)) return false;
+                          cache_.clear(s.id);
+                          s.cached.clear();
+                          return reserve_dropping_idle(s.id, n, s.id);
+                        }};
+      c->fn(access);
+      s.last_used = ++clock_;  // a restored conversation is the most recent one
+      c->done.set_value();
+    } catch (...) {
+      c->done.set_exception(std::current_exception());
+    }
+  }
+}
+
+int Scheduler::idle_room(int seq) const {
+  const kv::PageTable& pt = cache_.pages();
+  if (pt.fixed()) return pt.pages_for(cfg_.n_ctx_slot);  // a split cache: the slot's own pages
+  int room = pt.free_pages() + pt.pages_held(seq);
+  for (const auto& o : slots_)
+    if (!o->active && o->id != seq) room += pt.pages_held(o->id);
+  return room;
 }
 
 void Scheduler::drop_cancelled() {

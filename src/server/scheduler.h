@@ -18,6 +18,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -68,6 +70,18 @@ struct SchedulerStats {
   uint64_t kv_slots_dropped = 0;     // idle slots' caches dropped for room
 };
 
+// What a slot action (save, restore, erase: slot_persistence.h) may touch.
+// It runs on the scheduler thread between steps, on an idle slot.
+struct SlotAccess {
+  kv::KvCache& cache;
+  int seq;                       // the slot's cache sequence
+  std::vector<int32_t>& tokens;  // the tokens whose K/V the sequence holds
+  // Empties the slot and gives it pages for n positions, dropping other idle
+  // slots' caches if the pool is short; false, touching nothing, when even
+  // that cannot make room.
+  std::function<bool(int n)> make_room;
+};
+
 class Scheduler {
  public:
   Scheduler(const tok::Tokenizer& tokenizer, kv::KvCache& cache, runtime::Forward& fwd, SchedulerConfig cfg,
@@ -84,6 +98,12 @@ class Scheduler {
   // Cancels every queued and running task (a second Ctrl-C during shutdown).
   void cancel_all() { cancel_all_.store(true); cv_.notify_one(); }
 
+  // Runs fn on the scheduler thread between steps with slot `id` and waits
+  // for it; fn's exceptions come back here. ApiError 400 for a slot that
+  // does not exist, 409 while the slot is processing a request, 503 once
+  // shutdown has begun.
+  void with_idle_slot(int id, std::function<void(SlotAccess&)> fn);
+
   const SchedulerConfig& config() const { return cfg_; }
   std::vector<SlotInfo> slots() const;
   SchedulerStats stats() const;
@@ -91,6 +111,8 @@ class Scheduler {
  private:
   struct Slot;
   void run();
+  void run_slot_commands();  // with_idle_slot()'s requests
+  int idle_room(int seq) const;  // pages seq could have: free, its own, idle slots'
   void assign_queued();
   void drop_cancelled();
   bool step();  // one batch; false when there was nothing to do
@@ -127,6 +149,12 @@ class Scheduler {
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<std::pair<Task, std::chrono::steady_clock::time_point>> queue_;
+  struct SlotCommand {
+    int id;
+    std::function<void(SlotAccess&)> fn;
+    std::promise<void> done;
+  };
+  std::deque<std::shared_ptr<SlotCommand>> slot_commands_;  // guarded by m_
   bool stopping_ = false;
   std::atomic<bool> cancel_all_{false};
   SchedulerStats stats_;             // guarded by m_

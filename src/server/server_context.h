@@ -18,6 +18,7 @@
 #include "server/request_parse.h"
 #include "server/scheduler.h"
 #include "server/server_settings.h"
+#include "server/slot_file.h"
 #include "server/task.h"
 #include "tokenizer/tokenizer.h"
 
@@ -39,6 +40,7 @@ struct LoadedModel {
   std::string kv_description;
   const kv::KvCache* kv_cache = nullptr;  // its layout (config, stores) never changes after start-up
   std::string kv_rotations;              // calibrated | hadamard | none
+  SlotIdentity slot_identity;            // what a saved slot must match to be restored here (slot_identity.h)
   CacheTierReport kv_tiers;  // shown in /props and /slots (with a warning when the 2-bit tier is unusable)
   std::string template_source;  // the model's or --chat-template-file's; ChatML when neither
   std::unique_ptr<chat::ChatTemplate> tmpl;

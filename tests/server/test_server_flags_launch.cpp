@@ -254,3 +254,50 @@ TEST_F(ServerLaunch, HfRepoDownloadsThenServesOffline) {
 }
 
 }  // namespace
+
+namespace {
+
+// -v: chat and completions answers carry "__verbose", the same result in the
+// native /completion shape (llama-server's debugging aid); once per stream,
+// on the final event's first chunk; never without -v, never on /completion.
+TEST_F(ServerLaunch, VerboseAddsTheNativeResultToOpenAiAnswers) {
+  for (const bool verbose : {true, false}) {
+    ServerProcess srv;
+    std::vector<std::string> args = {"-m", model(), "-c", "512", "-np", "1", "-t", "2"};
+    if (verbose) args.push_back("-v");
+    ASSERT_EQ(srv.start(kBin + "/oscar-server", args, dir_->file(verbose ? "verbose.log" : "quiet.log")), "");
+    httplib::Client c("127.0.0.1", srv.port());
+    c.set_read_timeout(30, 0);
+    const Json chat = post(c, "/v1/chat/completions",
+                           {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 6}, {"temperature", 0}},
+                           "");
+    const Json cmpl = post(c, "/v1/completions", {{"prompt", "hello"}, {"max_tokens", 5}, {"temperature", 0}}, "");
+    const Json native = post(c, "/completion", {{"prompt", "hello"}, {"n_predict", 5}, {"temperature", 0}}, "");
+    EXPECT_FALSE(native.contains("__verbose"));
+    auto stream = c.Post("/v1/chat/completions",
+                         Json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 6}, {"stream", true}}.dump(),
+                         "application/json");
+    ASSERT_TRUE(stream);
+    size_t seen = 0;
+    for (size_t at = stream->body.find("\"__verbose\""); at != std::string::npos; at = stream->body.find("\"__verbose\"", at + 1))
+      ++seen;
+    if (!verbose) {
+      EXPECT_FALSE(chat.contains("__verbose")) << chat.dump();
+      EXPECT_FALSE(cmpl.contains("__verbose")) << cmpl.dump();
+      EXPECT_EQ(seen, 0u);
+    } else {
+      ASSERT_TRUE(chat.contains("__verbose")) << chat.dump();
+      const Json& v = chat["__verbose"];
+      EXPECT_EQ(v["content"], chat["choices"][0]["message"]["content"]);
+      EXPECT_EQ(v["tokens_predicted"], chat["usage"]["completion_tokens"]);
+      EXPECT_EQ(v["tokens_evaluated"], chat["usage"]["prompt_tokens"]);
+      EXPECT_TRUE(v.contains("generation_settings"));
+      ASSERT_TRUE(cmpl.contains("__verbose")) << cmpl.dump();
+      EXPECT_EQ(cmpl["__verbose"]["content"], cmpl["choices"][0]["text"]);
+      EXPECT_EQ(seen, 1u) << stream->body;
+    }
+    EXPECT_EQ(srv.stop(), 0) << srv.log();
+  }
+}
+
+}  // namespace

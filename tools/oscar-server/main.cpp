@@ -30,6 +30,7 @@
 #include "server/routes.h"
 #include "server/scheduler.h"
 #include "server/server_context.h"
+#include "server/slot_identity.h"
 #include "server_flags.h"
 #include "chat_setup.h"
 #include "download.h"
@@ -233,6 +234,7 @@ int run(int argc, char** argv) {
     m->kv_description = cache->describe();
     m->kv_cache = cache.get();
     m->kv_rotations = runtime::rotation_mode_name(engine->forward_options(s).rotations->mode);
+    m->slot_identity = server::slot_identity(engine->model(), *cache, engine->forward_options(s).rotations);
     m->kv_tiers = server::check_cache_tiers(cache->config(), engine->context_size(s), ss.n_parallel);
     if (!m->kv_tiers.warning.empty()) log.warn("KV cache: " + m->kv_tiers.warning);
     const tok::Vocab& vocab = engine->tokenizer().vocab();
