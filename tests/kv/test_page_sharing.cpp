@@ -259,5 +259,44 @@ TEST(KvCacheSharing, UntieredCacheSharesUpToTheDonorsLength) {
   EXPECT_EQ(cache.n_pos(1), 40);
 }
 
+// A sliding-window layer (window 24, ring 24 + 8) beside a paged global
+// layer: its ring rows are copied with the prefix, and a prefix whose next
+// position needs ring rows the donor has overwritten is not shared at all
+// (truncation would keep nothing either).
+TEST(KvCacheSharing, SlidingRingsAreCopiedOrNothingIsShared) {
+  const int d = 16, n_kv = 2, width = n_kv * d;
+  model::ModelConfig m = two_layers(d, n_kv);
+  m.layers[0].sliding_window = 24;
+  KvCacheConfig cfg;
+  cfg.type_k = cfg.type_v = CacheType::F32;
+  cfg.n_seq = 3;
+  cfg.n_ctx_seq = 128;
+  cfg.swa_slack = 8;
+  cfg.pool_positions = 384;
+  cfg.page_positions = 8;
+  KvCache cache(m, cfg, table());
+  Feeder f{cache, width};
+  const auto rows = random_rows(128, width, 21);
+  f.grow(0, rows, 100);  // the ring holds positions 68..99
+  EXPECT_EQ(cache.share_prefix(1, 0, 90), 0);  // position 90 reads 67..89: 67 is gone
+  EXPECT_EQ(cache.n_pos(1), 0);
+  EXPECT_EQ(cache.pages().pages_held(1), 0);
+  ASSERT_EQ(cache.share_prefix(1, 0, 95), 95);
+  f.grow(2, rows, 100);
+  ASSERT_EQ(cache.truncate(2, 95), 95);
+  std::vector<float> x((size_t)d), y((size_t)d);
+  for (int p = 0; p < 95; ++p)
+    for (int l = 0; l < 2; ++l) {
+      if (l == 0 && p < 95 - 24) continue;  // outside the window position 95 reads
+      for (int h = 0; h < n_kv; ++h) {
+        cache.read_k(1, l, h, p, x.data());
+        cache.read_k(2, l, h, p, y.data());
+        ASSERT_EQ(x, y) << "pos " << p << " layer " << l;
+        for (int i = 0; i < d; ++i) ASSERT_EQ(x[(size_t)i], rows[(size_t)p][(size_t)(l * width + h * d + i)]);
+      }
+    }
+  EXPECT_EQ(cache.k_store(0).first_valid(1), cache.k_store(0).first_valid(2));
+}
+
 }  // namespace
 }  // namespace oscar::kv
