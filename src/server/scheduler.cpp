@@ -411,6 +411,7 @@ size_t Scheduler::share_prefix(Slot& s, const Slot& donor, size_t n) {
   cache_.clear(s.id);
   const int got = cache_.share_prefix(s.id, donor.id, (int)n);
   s.cached.assign(donor.cached.begin(), donor.cached.begin() + got);
+  if (got == 0) return 0;  // a sliding window's ring no longer holds what the prefix needs
   ++prefixes_shared_;
   log_.info("slot " + std::to_string(s.id) + " shares " + std::to_string(got) + " cached positions of slot " +
             std::to_string(donor.id) + " (" + std::to_string(cache_.shareable_pages(donor.id, got)) +
