@@ -342,3 +342,32 @@ TEST_F(PrefixSharingTest, DroppingTheDonorKeepsPagesAnotherSlotLists) {
 }
 
 }  // namespace
+
+namespace {
+
+// A pool of 8 pages: a running 1300-token conversation holds 6, so a second
+// 1300-token prompt fits only by listing the 4 pages of their common
+// 1200-token prefix: it runs at once instead of waiting for the first.
+TEST_F(PrefixSharingTest, SharingLetsAPromptFitThatWouldOtherwiseWait) {
+  auto cache = engine_->make_cache(s_, 2, 2048, 2048);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 2048, 128}, Logger::quiet());
+  const auto prefix = prompt_of(50, 1200);
+  const auto a = join(prefix, prompt_of(51, 100)), b = join(prefix, prompt_of(52, 100));
+  Task ta = greedy_task(a, 150), tb = greedy_task(b, 8);
+  auto ca = ta.channel, cb = tb.channel;
+  sch.submit(std::move(ta));
+  std::vector<int32_t> toks_a = first_tokens(*ca);
+  sch.submit(std::move(tb));
+  const auto [toks_b, done_b] = collect(*cb);
+  const auto [rest_a, done_a] = collect(*ca);
+  toks_a.insert(toks_a.end(), rest_a.begin(), rest_a.end());
+  // b got its slot at once, not after a's 150 decode steps.
+  EXPECT_LT(done_b.timings.queue_ms, done_a.timings.predicted_ms / 4);
+  EXPECT_EQ(done_b.timings.n_cached, 1200);
+  EXPECT_EQ(sch.stats().kv_slots_dropped, 0u);
+  EXPECT_EQ(toks_a, reference(a, 150));
+  EXPECT_EQ(toks_b, reference(b, 8));
+}
+
+}  // namespace
