@@ -255,9 +255,11 @@ size_t KvCache::shared_bytes() const {
     size_t b = 0;
     for (size_t l = 0; l < k_.size(); ++l)
       if (k_[l] && window_[l] == 0)
-        for (const TierStore* st : {k_[l].get(), v_[l].get()})
+        for (const TierStore* st : {k_[l].get(), v_[l].get()}) {
+          const int sink = st->counts(0, cfg_.n_ctx_seq).sink;  // the store's sink (0 untiered), any sequence
           b += (size_t)n_head_kv_[l] * st->main_codec().row_bytes() *
-               (size_t)std::max(0, (i + 1) * P - std::max(i * P, st->sink()));
+               (size_t)std::max(0, (i + 1) * P - std::max(i * P, sink));
+        }
     return b;
   };
   std::vector<uint8_t> seen((size_t)pt.n_pages(), 0);

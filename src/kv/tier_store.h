@@ -60,7 +60,6 @@ class TierStore {
 
   bool tiered() const { return tiered_; }
   int ring() const { return ring_slots_; }  // 0: every position has its own row
-  int sink() const { return sink_; }        // positions in the f16 sink tier (0: none)
   // Ring mode: the oldest position whose row has not been overwritten.
   int first_valid(int seq) const { return ring_slots_ > 0 ? lo_valid_[(size_t)seq] : 0; }
   const RowCodec& main_codec() const { return main_; }

@@ -196,6 +196,11 @@ TEST(KvCacheSharing, SharedPrefixEqualsTheDonorTruncated) {
     EXPECT_EQ(cache.pages().shared_pages(), 8);
     EXPECT_EQ(cache.free_positions(), free_before - page);  // one page taken, for the copy
     EXPECT_EQ(cache.pages().pages_held(1), 9);
+    // The shared rows usage() counts twice: main-tier rows of pages 0..7,
+    // less the sink's 8 positions where the store is tiered (q2_0).
+    auto main_positions = [&](CacheType t) { return (size_t)(t == CacheType::Q2_0 ? 64 - 8 : 64); };
+    const size_t row_k = cache.k_store(0).main_codec().row_bytes(), row_v = cache.v_store(0).main_codec().row_bytes();
+    EXPECT_EQ(cache.shared_bytes(), 2 * n_kv * (main_positions(tk) * row_k + main_positions(tv) * row_v));
     expect_same_rows(cache, 1, 2, 70, d, n_kv, "just shared");
     expect_same_rows(cache, 1, 0, 70, d, n_kv, "against the donor");
     // Both continue with the same new rows: still identical.
