@@ -370,6 +370,8 @@ TEST(FusedVsReferencePaged, AgreeOnSharedPrefixPages) {
   for (auto [tk, tv] : {std::pair{CacheType::Q2_0, CacheType::Q2_0}, {CacheType::F16, CacheType::F16},
                         {CacheType::Q2_0, CacheType::F16}})
     for (int page : {16, 48}) {
+      // Plain names for the lambda below (clang 14 cannot capture a structured binding).
+      const std::string types = std::string(kv::cache_type_name(tk)) + "/" + kv::cache_type_name(tv);
       Fixture f(tk, tv, 128, 4, 900, kSink, kRecent, 0, /*pool=*/1800, page);
       f.grow(0, 500);
       ASSERT_EQ(f.cache->share_prefix(1, 0, 430), 430);
@@ -382,7 +384,7 @@ TEST(FusedVsReferencePaged, AgreeOnSharedPrefixPages) {
           const auto ref = run(false, f, b, 2);
           for (int threads : {1, 4})
             ASSERT_LE(max_rel_diff(run(true, f, b, threads), ref, f.d), 1e-4)
-                << kv::cache_type_name(tk) << "/" << kv::cache_type_name(tv) << " page " << page << " " << step
+                << types << " page " << page << " " << step
                 << " batch of " << toks.size() << " threads " << threads;
         }
       };
