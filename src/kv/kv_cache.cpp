@@ -126,6 +126,88 @@ void KvCache::commit(int seq, int n_pos) {
   n_pos_[(size_t)seq] = n_pos;
 }
 
+int KvCache::main_write_start(int seq) const {
+  check_seq(seq);
+  const int n = n_pos_[(size_t)seq];
+  int w = n;
+  for (size_t l = 0; l < k_.size(); ++l)
+    if (k_[l] && window_[l] == 0) w = std::min({w, k_[l]->main_write_start(seq, n), v_[l]->main_write_start(seq, n)});
+  return w;
+}
+
+bool KvCache::reserve(int seq, int n_pos) {
+  check_seq(seq);
+  PageTable& pt = *pages_;
+  if (pt.fixed()) return pt.ensure(seq, n_pos);
+  // Copy-on-write: every page from the one holding the first writable
+  // position on must be seq's own before the batch stores into it. One check
+  // per page per batch; the attention never sees the difference.
+  const int first = main_write_start(seq) / pt.page_positions();
+  int copies = 0;
+  for (int i = first; i < pt.pages_held(seq); ++i) copies += pt.shared(seq, i) ? 1 : 0;
+  const int grow = std::max(0, pt.pages_for(n_pos) - pt.pages_held(seq));
+  if (copies + grow > pt.free_pages()) return false;
+  for (int i = first; i < pt.pages_held(seq); ++i) {
+    const int from = pt.make_private(seq, i);
+    if (from >= 0) copy_page_rows(from, pt.pages(seq)[(size_t)i]);
+  }
+  return pt.ensure(seq, n_pos);
+}
+
+void KvCache::copy_page_rows(int from, int to) {
+  for (size_t l = 0; l < k_.size(); ++l)
+    if (k_[l] && window_[l] == 0) {
+      k_[l]->copy_page(from, to);
+      v_[l]->copy_page(from, to);
+    }
+}
+
+int KvCache::shareable_pages(int src, int n) const {
+  check_seq(src);
+  if (pages_->fixed()) return 0;
+  n = std::min(n, n_pos_[(size_t)src]);
+  return std::max(0, std::min(n, main_write_start(src))) / pages_->page_positions();
+}
+
+bool KvCache::rings_hold(int seq, int n) const {
+  // As truncate(): the token at n reads (n - window, n) of a sliding layer.
+  for (size_t l = 0; l < k_.size(); ++l) {
+    if (!k_[l] || window_[l] == 0) continue;
+    const int need = std::max(0, n - window_[l] + 1);
+    if (std::min(k_[l]->first_valid(seq), n) > need || std::min(v_[l]->first_valid(seq), n) > need) return false;
+  }
+  return true;
+}
+
+int KvCache::share_prefix(int dst, int src, int n) {
+  check_seq(dst);
+  check_seq(src);
+  require(dst != src && unified(), "KV cache: prefix sharing needs two sequences of a unified pool");
+  require(n_pos_[(size_t)dst] == 0 && pages_->pages_held(dst) == 0, "KV cache: prefix sharing needs an empty sequence");
+  PageTable& pt = *pages_;
+  const int P = pt.page_positions();
+  n = std::max(0, std::min(n, n_pos_[(size_t)src]));
+  const int shared = shareable_pages(src, n);
+  // Pages past the shared ones are dst's own; short of free pages, keep only
+  // the shared ones (the rest is recomputed).
+  if (pt.pages_for(n) - shared > pt.free_pages()) n = shared * P;
+  if (n == 0 || !rings_hold(src, n)) return 0;
+  // Pages holding main-tier rows src may still write are copied whole.
+  int main_end = 0;
+  for (size_t l = 0; l < k_.size(); ++l)
+    if (k_[l] && window_[l] == 0)
+      main_end = std::max({main_end, k_[l]->main_end(src, n_pos_[(size_t)src]), v_[l]->main_end(src, n_pos_[(size_t)src])});
+  const int copied_end = pt.pages_for(std::min(n, main_end));
+  pt.share(dst, src, shared);
+  require(pt.ensure(dst, n), "KV cache: pool pages vanished while sharing a prefix");
+  for (int i = shared; i < copied_end; ++i) copy_page_rows(pt.pages(src)[(size_t)i], pt.pages(dst)[(size_t)i]);
+  for (auto* stores : {&k_, &v_})
+    for (auto& s : *stores)
+      if (s) s->copy_unpaged(dst, src, n);
+  n_pos_[(size_t)dst] = n;
+  return n;
+}
+
 void KvCache::read_k(int seq, int layer, int head, int pos, float* out) const {
   k_store(layer).read(seq, head, pos, out);
 }
@@ -144,14 +226,7 @@ int KvCache::truncate(int seq, int n_keep) {
   }
   // The token at n_keep sees (n_keep - window, n_keep) in a sliding layer:
   // those rows must still be in the ring, or nothing can be kept.
-  for (size_t l = 0; l < k_.size(); ++l) {
-    if (!k_[l] || window_[l] == 0) continue;
-    const int need = std::max(0, n_keep - window_[l] + 1);
-    if (std::min(k_[l]->first_valid(seq), n_keep) > need || std::min(v_[l]->first_valid(seq), n_keep) > need) {
-      n_keep = 0;
-      break;
-    }
-  }
+  if (!rings_hold(seq, n_keep)) n_keep = 0;
   n_pos_[(size_t)seq] = n_keep;
   pages_->shrink(seq, n_keep);
   for (auto& s : k_)
@@ -167,6 +242,35 @@ size_t KvCache::bytes_allocated() const {
     if (s) total += s->bytes_allocated();
   for (const auto& s : v_)
     if (s) total += s->bytes_allocated();
+  return total;
+}
+
+size_t KvCache::shared_bytes() const {
+  const PageTable& pt = *pages_;
+  if (pt.fixed() || pt.shared_pages() == 0) return 0;
+  // A page is shared at the same index i in every table that lists it; a
+  // store keeps that index's positions below its sink in its f16 sink tier.
+  const int P = pt.page_positions();
+  auto page_bytes = [&](int i) {
+    size_t b = 0;
+    for (size_t l = 0; l < k_.size(); ++l)
+      if (k_[l] && window_[l] == 0)
+        for (const TierStore* st : {k_[l].get(), v_[l].get()}) {
+          const int sink = st->counts(0, cfg_.n_ctx_seq).sink;  // the store's sink (0 untiered), any sequence
+          b += (size_t)n_head_kv_[l] * st->main_codec().row_bytes() *
+               (size_t)std::max(0, (i + 1) * P - std::max(i * P, sink));
+        }
+    return b;
+  };
+  std::vector<uint8_t> seen((size_t)pt.n_pages(), 0);
+  size_t total = 0;
+  for (int s = 0; s < pt.n_seq(); ++s)
+    for (int i = 0; i < pt.pages_held(s); ++i) {
+      const int p = pt.pages(s)[(size_t)i];
+      if (pt.refs(p) < 2 || seen[(size_t)p]) continue;
+      seen[(size_t)p] = 1;
+      total += (size_t)(pt.refs(p) - 1) * page_bytes(i);
+    }
   return total;
 }
 

@@ -72,9 +72,25 @@ class KvCache {
   // that shares another's KV has nothing to store (Error).
   void store(int seq, int layer, int pos, const float* k, const float* v);
   void commit(int seq, int n_pos);  // n_pos(seq) = n_pos after a batch
-  // Takes the pages seq needs to hold positions [0, n_pos); false (nothing
-  // taken) when the pool is short. store() needs them in place.
-  bool reserve(int seq, int n_pos) { check_seq(seq); return pages_->ensure(seq, n_pos); }
+  // Takes the pages seq needs to hold positions [0, n_pos), and makes the
+  // pages it will write from now on its own (copy-on-write of a shared
+  // page); false (nothing taken) when the pool is short. store() needs them
+  // in place.
+  bool reserve(int seq, int n_pos);
+  // Shared prompt prefixes (docs/kv-pool.md). Gives empty sequence dst
+  // src's first n positions as src holds them: the pages whose main-tier
+  // rows src will not write again are shared (one more reference), a page
+  // src may still write is copied, the per-sequence f16 sink / recent rows
+  // and sliding rings are copied. dst's cache then equals src's truncated
+  // to n. Returns the positions dst got: n, fewer (a page boundary) when the
+  // pool has no free page for a copy, or 0 when a sliding window's ring no
+  // longer holds what position n needs. Unified pools only.
+  int share_prefix(int dst, int src, int n);
+  // Pages of src a share_prefix(·, src, n) would list without copying.
+  int shareable_pages(int src, int n) const;
+  // The first position whose main-tier rows seq may still write (over every
+  // paged store): rows below it are final until seq is truncated.
+  int main_write_start(int seq) const;
   const PageTable& pages() const { return *pages_; }
   bool unified() const { return !pages_->fixed(); }
   int pool_positions() const { return pages_->n_pages() * pages_->page_positions(); }
@@ -98,6 +114,10 @@ class KvCache {
   int truncate(int seq, int n_keep);
 
   size_t bytes_allocated() const;
+  // Bytes of main-tier rows that usage() counts for more than one sequence
+  // because they sit in shared pages (stored once): subtract them from the
+  // sum of the sequences' usage to get what the pool holds.
+  size_t shared_bytes() const;
   // Bits per cached value for n positions of one sequence, with each
   // position in the tier it would occupy (the "effective" rate), and per tier.
   struct Usage {
@@ -112,6 +132,9 @@ class KvCache {
 
  private:
   void check_seq(int seq) const;
+  // Whether every sliding ring of seq still holds what position n reads.
+  bool rings_hold(int seq, int n) const;
+  void copy_page_rows(int from, int to);  // every paged store's rows of one pool page
   // allocate false: stores without rows, only to measure them (footprint()).
   KvCache(const model::ModelConfig& model, const KvCacheConfig& cfg, const quant::QuantTable& table, bool allocate);
   KvCacheConfig cfg_;

@@ -9,6 +9,12 @@
 // A sequence may hold at most `max_positions`; the pool decides how many
 // sequences can be that long at once (a unified pool), or gives every
 // sequence its own fixed pages (contiguous(): the old split layout).
+//
+// In a unified pool a page may be listed by several sequences (a shared
+// prompt prefix, docs/kv-pool.md): each page counts its references and goes
+// back to the pool when the last one is given back. The table only counts;
+// whoever writes a page must first make it private (make_private: a fresh
+// page for the writer, whose rows the caller copies from the shared one).
 #pragma once
 
 #include <cstddef>
@@ -28,9 +34,10 @@ class PageTable {
 
   int n_seq() const { return (int)tables_.size(); }
   int page_positions() const { return page_; }
-  int n_pages() const { return (int)used_.size(); }
+  int n_pages() const { return (int)refs_.size(); }
   int max_positions() const { return max_positions_; }
   int free_pages() const { return n_free_; }
+  int used_pages() const { return n_pages() - n_free_; }  // a shared page counts once
   bool fixed() const { return fixed_; }
   // Pages a sequence of n positions occupies.
   int pages_for(int n_positions) const { return (n_positions + page_ - 1) / page_; }
@@ -43,8 +50,28 @@ class PageTable {
   // Makes seq's table cover positions [0, n). Takes nothing and returns false
   // when the pool has too few free pages; throws Error beyond max_positions.
   bool ensure(int seq, int n_positions);
-  // Gives back seq's pages beyond what positions [0, n) need.
+  // Gives back seq's pages beyond what positions [0, n) need (a shared page
+  // returns to the pool with its last reference).
   void shrink(int seq, int n_positions);
+
+  // Pool pages listed by more than one sequence.
+  int shared_pages() const;
+  // Sequences listing pool page p (0: free).
+  int refs(int page) const { return refs_[(size_t)page]; }
+  // Whether page i of seq is listed by another sequence too.
+  bool shared(int seq, int i) const { return refs(tables_[(size_t)seq][(size_t)i]) > 1; }
+  // Lists src's first n_pages pages as dst's first pages (one more reference
+  // each). dst must hold no pages; a split table shares nothing (Error).
+  void share(int dst, int src, int n_pages);
+  // Replaces page i of seq, if shared, by a free page of its own and returns
+  // the page it replaced (whose rows the caller copies into pages(seq)[i]);
+  // -1 when the page was already private. Throws Error when a copy is needed
+  // and the pool has no free page (check free_pages() first).
+  int make_private(int seq, int i);
+  // Free pages once each sequence s keeps only its first keep[s] pages
+  // (keep.size() == n_seq(); a keep beyond what s holds keeps all): pages
+  // whose every reference is given back count as free.
+  int free_after(const std::vector<int>& keep) const;
 
  private:
   int take_page(int after);  // a free page, preferring the one after `after`
@@ -52,7 +79,7 @@ class PageTable {
   int page_ = 0, max_positions_ = 0, n_free_ = 0;
   bool fixed_ = false;
   std::vector<std::vector<int>> tables_;  // per sequence: pool page of each of its pages
-  std::vector<uint8_t> used_;             // per pool page
+  std::vector<int> refs_;                 // per pool page: sequences listing it
 };
 
 }  // namespace oscar::kv

@@ -1,6 +1,7 @@
 #include "kv/tier_store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,40 @@ void TierStore::truncate(int seq, int n_keep) {
   lo = std::min(lo, n_keep);
   int& q_end = q_end_[(size_t)seq];
   q_end = std::max(sink_, std::min(q_end, n_keep));
+}
+
+void TierStore::copy_page(int from, int to) {
+  const size_t bytes = (size_t)page_ * main_.row_bytes();
+  for (int h = 0; h < n_head_kv_; ++h) {
+    const size_t base = (size_t)h * pages_->n_pages();
+    std::memcpy(main_rows_ + (base + (size_t)to) * bytes, main_rows_ + (base + (size_t)from) * bytes, bytes);
+  }
+}
+
+void TierStore::copy_unpaged(int dst, int src, int n) {
+  // Ring slots are pos % size in both sequences: copy runs between wraps.
+  auto copy_slots = [&](int begin, int end, int size, size_t row, auto row_of) {
+    for (int p = begin; p < end;) {
+      const int e = std::min(end, p + (size - p % size));
+      for (int h = 0; h < n_head_kv_; ++h) std::memcpy(row_of(dst, h, p), row_of(src, h, p), (size_t)(e - p) * row);
+      p = e;
+    }
+  };
+  if (ring_slots_ > 0) {
+    const int lo = std::min(n, std::max(lo_valid_[(size_t)src], n - ring_slots_));
+    copy_slots(lo, n, ring_slots_, main_.row_bytes(),
+               [this](int q, int h, int p) { return main_row(q, h, p); });
+    lo_valid_[(size_t)dst] = lo;
+    return;
+  }
+  if (!tiered_) return;
+  const int q_end = std::max(sink_, std::min(q_end_[(size_t)src], n));
+  q_end_[(size_t)dst] = q_end;
+  const int s_end = std::min(n, sink_);
+  for (int h = 0; h < n_head_kv_; ++h)
+    if (s_end > 0) std::memcpy(sink_row(dst, h, 0), sink_row(src, h, 0), (size_t)s_end * f16_.row_bytes());
+  if (recent_ > 0)
+    copy_slots(q_end, n, recent_, f16_.row_bytes(), [this](int q, int h, int p) { return ring_row(q, h, p); });
 }
 
 TierStore::TierCounts TierStore::counts(int seq, int n) const {

@@ -17,6 +17,7 @@
 // positions [first_valid(seq), n) survive, at most `ring` of them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -68,6 +69,18 @@ class TierStore {
   void store(int seq, int pos, const float* x);
   // Keeps positions [0, n_keep) of `seq`.
   void truncate(int seq, int n_keep);
+  // With n positions of seq stored: the first position whose main-tier row
+  // may still be written (rows below it are final until a truncation), and
+  // the end of the positions that have main-tier rows.
+  int main_write_start(int seq, int n) const { return tiered_ ? q_end_[(size_t)seq] : n; }
+  int main_end(int seq, int n) const { return tiered_ ? std::min(q_end_[(size_t)seq], n) : n; }
+  // Copies the main-tier rows of pool page `from` into page `to` (every head).
+  void copy_page(int from, int to);
+  // Gives empty sequence dst the per-sequence rows of src's positions [0, n)
+  // that do not live in pages: the f16 sink and recent rows (tier bounds as
+  // src's truncated to n), or a sliding ring's rows. Paged main rows are the
+  // page table's business (shared or copied with copy_page).
+  void copy_unpaged(int dst, int src, int n);
   // The stored positions [0, n) of (seq, head) as segments in position
   // order (ring mode: [max(first_valid, n - ring), n)), replacing out's
   // contents: sink, one per run of consecutive main-tier pages, the recent

@@ -66,6 +66,9 @@ std::string render_metrics(const SchedulerStats& s, const HttpCountersSnapshot& 
          (double)s.kv_pool_used_positions);
   metric(o, "oscar:kv_pool_free_positions", "gauge", "Positions of the KV pool free for new work.",
          (double)(s.kv_pool_positions - s.kv_pool_used_positions));
+  metric(o, "oscar:kv_pool_shared_positions", "gauge",
+         "Positions of the KV pool in pages listed by more than one slot (a shared prompt prefix, stored once).",
+         (double)s.kv_pool_shared_positions);
   metric(o, "oscar:kv_bits_per_value", "gauge", "Bits per cached K/V value over all tiers.", s.kv.bits_per_value);
   metric(o, "oscar:kv_main_bits_per_value", "gauge", "Bits per value of the main (quantized) tier.",
          s.kv.main_bits_per_value);

@@ -7,6 +7,7 @@
 #include "server/api_error.h"
 #include "server/logprobs.h"
 #include "server/prefix_reuse.h"
+#include "server/prefix_sharing.h"
 #include "server/stop_matcher.h"
 
 namespace oscar::server {
@@ -236,13 +237,15 @@ void Scheduler::assign_queued() {
       const bool allowed = t.id_slot < 0 || t.id_slot == s->id;
       views.push_back({!s->active && allowed, &s->cached, s->last_used});
     }
-    const int pick = choose_slot(views, t.prompt);
+    // A prefix cached in another slot is shared through the pool's pages
+    // (unified pool only: split slots own their rows).
+    const Placement place = place_prompt(views, t.prompt, t.params.cache_prompt && cache_.unified());
+    const int pick = place.slot;
     if (pick < 0) {
       ++it;
       continue;
     }
-    size_t keep_if = t.params.cache_prompt ? reusable_prefix(slots_[(size_t)pick]->cached, t.prompt) : 0;
-    if (cache_.unified() && !prompt_fits(t, pick, keep_if)) break;  // waits; so do the ones behind it
+    if (cache_.unified() && !prompt_fits(t, place)) break;  // waits; so do the ones behind it
     Slot& s = *slots_[(size_t)pick];
     s.task = std::move(t);
     s.t_queued = it->second;
@@ -250,11 +253,12 @@ void Scheduler::assign_queued() {
     s.active = true;
     s.last_used = ++clock_;
     s.t_start = Clock::now();
-    size_t keep = s.task.params.cache_prompt ? reusable_prefix(s.cached, s.task.prompt) : 0;
+    size_t keep = s.task.params.cache_prompt ? place.keep : 0;
     // A sliding-window layer may have overwritten rows the kept prefix needs;
     // the cache then keeps less (or nothing), and so must we.
     keep = (size_t)cache_.truncate(s.id, (int)keep);
     s.cached.resize(keep);
+    if (place.donor >= 0) keep = share_prefix(s, *slots_[(size_t)place.donor], place.shared);
     // The prompt's pages now (and the first generated token's), so that its
     // chunks never wait for room; prompt_fits() said they can be had.
     if (cache_.unified())
@@ -435,13 +439,42 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
   }
 }
 
-bool Scheduler::prompt_fits(const Task& t, int pick, size_t keep) const {
+bool Scheduler::prompt_fits(const Task& t, const Placement& place) const {
   const kv::PageTable& pt = cache_.pages();
   const int n = (int)std::min(t.prompt.size() + 1, (size_t)cfg_.n_ctx_slot);
-  int room = pt.free_pages() + pt.pages_held(pick) - pt.pages_for((int)keep);
-  for (const auto& o : slots_)
-    if (!o->active && o->id != pick) room += pt.pages_held(o->id);
-  return pt.pages_for(n) - pt.pages_for((int)keep) <= room;
+  const int pick = place.slot;
+  // Pages left listed once idle slots are dropped and the slot cut back; a
+  // page shared with a running slot stays.
+  std::vector<int> keep((size_t)pt.n_seq(), 0);
+  for (const auto& o : slots_) keep[(size_t)o->id] = o->active ? pt.pages_held(o->id) : 0;
+  int have = 0;  // of the pages the prompt needs, those it gets without taking one
+  if (place.donor >= 0) {
+    have = cache_.shareable_pages(place.donor, (int)place.shared);
+    int& d = keep[(size_t)place.donor];
+    d = std::max(d, have);
+  } else {
+    const int kept = (int)(t.params.cache_prompt ? place.keep : 0);
+    have = pt.pages_for(kept);
+    keep[(size_t)pick] = have;
+    // Kept pages from the first one it writes on that another slot lists
+    // too are copied first (copy-on-write).
+    const int listed = have;
+    for (int i = std::min(kept, cache_.main_write_start(pick)) / pt.page_positions(); i < listed; ++i)
+      have -= pt.shared(pick, i) ? 1 : 0;
+  }
+  return pt.pages_for(n) - have <= pt.free_after(keep);
+}
+
+size_t Scheduler::share_prefix(Slot& s, const Slot& donor, size_t n) {
+  cache_.clear(s.id);
+  const int got = cache_.share_prefix(s.id, donor.id, (int)n);
+  s.cached.assign(donor.cached.begin(), donor.cached.begin() + got);
+  if (got == 0) return 0;  // a sliding window's ring no longer holds what the prefix needs
+  ++prefixes_shared_;
+  log_.info("slot " + std::to_string(s.id) + " shares " + std::to_string(got) + " cached positions of slot " +
+            std::to_string(donor.id) + " (" + std::to_string(cache_.shareable_pages(donor.id, got)) +
+            " pages listed, the rest copied)");
+  return (size_t)got;
 }
 
 bool Scheduler::reserve_dropping_idle(int seq, int n, int spare) {
@@ -542,6 +575,7 @@ void Scheduler::publish() {
     if (u.bits_per_value > 0) values += u.bytes * 8.0 / u.bits_per_value;
   }
   total.bits_per_value = values > 0 ? total.bytes * 8.0 / values : 0;
+  total.bytes -= std::min(total.bytes, cache_.shared_bytes());  // a shared page is stored once
   std::lock_guard<std::mutex> l(m_);
   slot_info_ = std::move(info);
   stats_.kv = total;
@@ -549,7 +583,9 @@ void Scheduler::publish() {
   stats_.kv_unified = cache_.unified();
   stats_.kv_slots_dropped = slots_dropped_;
   stats_.kv_pool_positions = cache_.pool_positions();
-  stats_.kv_pool_used_positions = cache_.pool_positions() - cache_.free_positions();
+  stats_.kv_pool_used_positions = cache_.pool_positions() - cache_.free_positions();  // a shared page counts once
+  stats_.kv_pool_shared_positions = cache_.pages().shared_pages() * cache_.pages().page_positions();
+  stats_.kv_prefixes_shared = prefixes_shared_;
   if (!cache_.unified()) {  // every slot owns its pages: count the positions held
     stats_.kv_pool_used_positions = 0;
     for (const auto& s : slots_) stats_.kv_pool_used_positions += cache_.n_pos(s->id);

@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "kv/kv_cache.h"
 #include "runtime/forward.h"
+#include "server/prefix_sharing.h"
 #include "server/task.h"
 #include "tokenizer/tokenizer.h"
 
@@ -68,6 +69,8 @@ struct SchedulerStats {
   int kv_pool_positions = 0;         // the pool's positions (split: all slots')
   int kv_pool_used_positions = 0;    // held by sequences, in whole pages
   uint64_t kv_slots_dropped = 0;     // idle slots' caches dropped for room
+  int kv_pool_shared_positions = 0;  // in pages listed by more than one slot (each counted once)
+  uint64_t kv_prefixes_shared = 0;   // prompts that took their prefix from another slot's pages
 };
 
 // What a slot action (save, restore, erase: slot_persistence.h) may touch.
@@ -117,9 +120,13 @@ class Scheduler {
   void drop_cancelled();
   bool step();  // one batch; false when there was nothing to do
   void on_logits(Slot& s, const float* logits);
-  // Unified pool: whether task t's prompt can have its pages in slot `pick`
-  // (keeping `keep` cached positions), counting idle slots' pages as free.
-  bool prompt_fits(const Task& t, int pick, size_t keep) const;
+  // Unified pool: whether task t's prompt can have its pages where `place`
+  // puts it, counting idle slots' pages as free (unless a busy slot lists
+  // them too).
+  bool prompt_fits(const Task& t, const Placement& place) const;
+  // Gives slot s (its cache dropped) donor's first n cached positions through
+  // the pool (kv::KvCache::share_prefix); returns how many it got.
+  size_t share_prefix(Slot& s, const Slot& donor, size_t n);
   // Drops idle slots' caches, least recently used first (never `spare`),
   // until seq gets pages for n positions; false when even that is not enough.
   bool reserve_dropping_idle(int seq, int n, int spare);
@@ -145,6 +152,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Slot>> slots_;
   uint64_t clock_ = 0;  // assignment counter (slot recency)
   uint64_t slots_dropped_ = 0;  // idle slots' caches dropped for room
+  uint64_t prefixes_shared_ = 0;  // prompts that took another slot's prefix
 
   mutable std::mutex m_;
   std::condition_variable cv_;

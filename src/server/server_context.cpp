@@ -99,7 +99,9 @@ Json kv_pool_json(const SchedulerStats& st) {
           {"used_positions", st.kv_pool_used_positions},
           {"free_positions", st.kv_pool_positions - st.kv_pool_used_positions},
           {"bytes_allocated", st.kv_bytes_allocated},
-          {"idle_slots_dropped", st.kv_slots_dropped}};
+          {"idle_slots_dropped", st.kv_slots_dropped},
+          {"shared_positions", st.kv_pool_shared_positions},
+          {"prefixes_shared", st.kv_prefixes_shared}};
 }
 }  // namespace
 

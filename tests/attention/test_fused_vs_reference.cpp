@@ -361,6 +361,45 @@ TEST(FusedVsReferencePaged, AgreeAcrossPageBoundaries) {
     }
 }
 
+// Shared prompt prefixes (KvCache::share_prefix): sequence 1 lists
+// sequence 0's finished pages and its own copies after them, both grow on,
+// and sequence 1 is cut back below the shared pages and grown again (its
+// pages copied on write). The fused path reads the mixed page lists as the
+// reference does.
+TEST(FusedVsReferencePaged, AgreeOnSharedPrefixPages) {
+  for (auto [tk, tv] : {std::pair{CacheType::Q2_0, CacheType::Q2_0}, {CacheType::F16, CacheType::F16},
+                        {CacheType::Q2_0, CacheType::F16}})
+    for (int page : {16, 48}) {
+      // Plain names for the lambda below (clang 14 cannot capture a structured binding).
+      const std::string types = std::string(kv::cache_type_name(tk)) + "/" + kv::cache_type_name(tv);
+      Fixture f(tk, tv, 128, 4, 900, kSink, kRecent, 0, /*pool=*/1800, page);
+      f.grow(0, 500);
+      ASSERT_EQ(f.cache->share_prefix(1, 0, 430), 430);
+      EXPECT_GT(f.cache->pages().shared_pages(), 0);
+      f.k_in[1].assign(f.k_in[0].begin(), f.k_in[0].begin() + 430);
+      f.v_in[1].assign(f.v_in[0].begin(), f.v_in[0].begin() + 430);
+      auto check = [&](const char* step) {
+        for (const auto& toks : {std::vector<std::pair<int, int>>{{0, 0}, {1, 0}}, {{1, 0}, {1, 1}, {0, 0}, {1, 2}}}) {
+          const Batch b = make_batch(f, toks);
+          const auto ref = run(false, f, b, 2);
+          for (int threads : {1, 4})
+            ASSERT_LE(max_rel_diff(run(true, f, b, threads), ref, f.d), 1e-4)
+                << types << " page " << page << " " << step
+                << " batch of " << toks.size() << " threads " << threads;
+        }
+      };
+      check("just shared");
+      f.grow(0, 560);
+      f.grow(1, 520);
+      check("both grown");
+      ASSERT_EQ(f.cache->truncate(1, 200), 200);
+      f.k_in[1].resize(200);
+      f.v_in[1].resize(200);
+      f.grow(1, 300);
+      check("cut below the shared pages and grown");
+    }
+}
+
 // ---- independent checks against double-precision attention ----------------
 
 TEST(AttentionSemantics, F32CacheMatchesDoubleSoftmax) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "client_test_util.h"
 #include "engine.h"
@@ -200,6 +201,173 @@ TEST_F(PoolSchedulerTest, PoolExhaustedMidGenerationEndsWithLength) {
   EXPECT_EQ(toks_a, std::vector<int32_t>(ref_a.begin(), ref_a.begin() + (long)toks_a.size()));
   EXPECT_EQ(toks_b, reference(b, 100));
   EXPECT_EQ(sch.stats().kv_slots_dropped, 1u);
+}
+
+// Shared prompt prefixes (docs/kv-pool.md). A q2_0 pool with small f16
+// tiers (sink 64, recent 128), so most of a shared prefix sits in q2_0 pages.
+class PrefixSharingTest : public PoolSchedulerTest {
+ protected:
+  void SetUp() override {
+    PoolSchedulerTest::SetUp();
+    s_.cache_k = s_.cache_v = kv::CacheType::Q2_0;
+    s_.kv_hp_sink = 64;
+    s_.kv_hp_recent = 128;
+  }
+  static std::vector<int32_t> join(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+  // Waits for the first generated token (the task then decodes on).
+  static std::vector<int32_t> first_tokens(Channel& ch) {
+    std::vector<int32_t> toks;
+    const auto end = std::chrono::steady_clock::now() + 60s;
+    while (toks.empty() && std::chrono::steady_clock::now() < end)
+      for (auto& e : ch.wait(20ms)) {
+        for (const auto& t : e.tokens) toks.push_back(t.token);
+        if (e.done) ADD_FAILURE() << "finished before a second request could share its prefix";
+      }
+    return toks;
+  }
+  void running_slot_shares(int shared_pages);
+};
+
+// Two requests with a common 1200-token prefix, the second arriving while
+// the first generates: the second lists the first's finished pages of the
+// prefix (4 pages of 256) and copies the rest of it, reports the 1200
+// reused positions as cached, and both give the greedy tokens of each
+// prompt run alone (a split one-sequence cache, no sharing). The pool
+// holds the shared pages once.
+TEST_F(PrefixSharingTest, RunningSlotsPrefixIsSharedAndOutputsMatchAlone) {
+  for (kv::CacheType type : {kv::CacheType::Q2_0, kv::CacheType::F16}) {
+    SCOPED_TRACE(kv::cache_type_name(type));
+    s_.cache_k = s_.cache_v = type;
+    running_slot_shares(4);  // 1200 / 256 whole pages either way
+  }
+}
+
+void PrefixSharingTest::running_slot_shares(int shared_pages) {
+  auto cache = engine_->make_cache(s_, 2, 2048, 4096);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 2048, 128}, Logger::quiet());
+  const auto prefix = prompt_of(20, 1200);
+  const auto a = join(prefix, prompt_of(21, 100)), b = join(prefix, prompt_of(22, 150));
+  Task ta = greedy_task(a, 60), tb = greedy_task(b, 8);
+  auto ca = ta.channel, cb = tb.channel;
+  sch.submit(std::move(ta));
+  std::vector<int32_t> toks_a = first_tokens(*ca);
+  sch.submit(std::move(tb));
+  const auto [toks_b, done_b] = collect(*cb);
+  const SchedulerStats while_both = sch.stats();
+  const std::vector<SlotInfo> slots = sch.slots();
+  const auto [rest_a, done_a] = collect(*ca);
+  toks_a.insert(toks_a.end(), rest_a.begin(), rest_a.end());
+
+  EXPECT_EQ(done_b.timings.n_cached, 1200);
+  EXPECT_EQ(done_a.timings.n_cached, 0);
+  EXPECT_EQ(while_both.kv_prefixes_shared, 1u);
+  EXPECT_EQ(while_both.kv_pool_shared_positions, shared_pages * 256);
+  int held = 0;
+  for (const SlotInfo& si : slots) held += si.kv_positions_held;
+  EXPECT_EQ(while_both.kv_pool_used_positions, held - shared_pages * 256);
+  EXPECT_LT(while_both.kv_pool_used_positions, (int)(a.size() + b.size()));
+  // References only now: they use the engine's thread pool, as the scheduler does.
+  EXPECT_EQ(toks_a, reference(a, 60));
+  EXPECT_EQ(toks_b, reference(b, 8));
+}
+
+// An idle conversation's cache is not cut back for another prompt that
+// shares only its beginning: the new prompt goes to an empty slot and
+// shares the prefix, so the first conversation's next turn still finds all
+// of its tokens cached.
+TEST_F(PrefixSharingTest, IdleConversationKeepsItsCacheWhenAnotherSharesItsPrefix) {
+  // f16: a2 reuses a's slot in place, and with q2_0 a prompt evaluated on
+  // top of a cached prefix (in place, shared or not) can pick other greedy
+  // tokens on this random model than the whole prompt in one batch does.
+  s_.cache_k = s_.cache_v = kv::CacheType::F16;
+  auto cache = engine_->make_cache(s_, 2, 2048, 4096);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 2048, 256}, Logger::quiet());
+  const auto prefix = prompt_of(30, 900);
+  const auto a = join(prefix, prompt_of(31, 200)), b = join(prefix, prompt_of(32, 50));
+  auto run = [&](const std::vector<int32_t>& p, int n) {
+    Task t = greedy_task(p, n);
+    auto ch = t.channel;
+    sch.submit(std::move(t));
+    return collect(*ch);
+  };
+  const auto [toks_a, done_a] = run(a, 4);
+  const auto [toks_b, done_b] = run(b, 4);
+  EXPECT_EQ(done_b.timings.n_cached, 900);
+  EXPECT_NE(done_b.slot, done_a.slot);
+  // a's next turn: a, its answer, more text. All of a and its answer but the
+  // last token (never evaluated) is still cached in a's slot.
+  const auto a2 = join(join(a, toks_a), prompt_of(33, 20));
+  const auto [toks_a2, done_a2] = run(a2, 4);
+  EXPECT_EQ(done_a2.slot, done_a.slot);
+  EXPECT_EQ(done_a2.timings.n_cached, (int)(a.size() + toks_a.size()) - 1);
+  EXPECT_EQ(toks_b, reference(b, 4));
+  EXPECT_EQ(toks_a2, reference(a2, 4));
+}
+
+// A short pool (10 pages): a's idle cache is dropped (least recently used)
+// to make room for c while b, which shares a's first pages, still holds
+// them. Dropping a frees only its own pages; b's tokens are intact.
+TEST_F(PrefixSharingTest, DroppingTheDonorKeepsPagesAnotherSlotLists) {
+  auto cache = engine_->make_cache(s_, 3, 2048, 2560);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{3, 2048, 256}, Logger::quiet());
+  const auto prefix = prompt_of(40, 1200);
+  const auto a = join(prefix, prompt_of(41, 100)), b = join(prefix, prompt_of(42, 150)), c = prompt_of(43, 600);
+  Task ta = greedy_task(a, 2);
+  auto ca = ta.channel;
+  sch.submit(std::move(ta));
+  const auto [toks_a, done_a] = collect(*ca);
+  Task tb = greedy_task(b, 100), tc = greedy_task(c, 4);
+  auto cb = tb.channel, cc = tc.channel;
+  sch.submit(std::move(tb));
+  (void)first_tokens(*cb);
+  // Stats are published after the step that sent the token.
+  for (int i = 0; i < 200 && sch.stats().kv_prefixes_shared == 0; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(sch.stats().kv_pool_shared_positions, 4 * 256);
+  sch.submit(std::move(tc));
+  const auto [toks_c, done_c] = collect(*cc);
+  auto [toks_b, done_b] = collect(*cb);
+  EXPECT_EQ(done_b.timings.n_cached, 1200);
+  EXPECT_EQ(sch.stats().kv_slots_dropped, 1u);
+  EXPECT_EQ(sch.stats().kv_pool_shared_positions, 0);  // a's references are gone
+  const auto ref_b = reference(b, 100);
+  // b's first token came before (first_tokens): compare the rest.
+  EXPECT_EQ(toks_b, std::vector<int32_t>(ref_b.end() - (long)toks_b.size(), ref_b.end()));
+  EXPECT_EQ(toks_c, reference(c, 4));
+}
+
+}  // namespace
+
+namespace {
+
+// A pool of 8 pages: a running 1300-token conversation holds 6, so a second
+// 1300-token prompt fits only by listing the 4 pages of their common
+// 1200-token prefix: it runs at once instead of waiting for the first.
+TEST_F(PrefixSharingTest, SharingLetsAPromptFitThatWouldOtherwiseWait) {
+  auto cache = engine_->make_cache(s_, 2, 2048, 2048);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 2048, 128}, Logger::quiet());
+  const auto prefix = prompt_of(50, 1200);
+  const auto a = join(prefix, prompt_of(51, 100)), b = join(prefix, prompt_of(52, 100));
+  Task ta = greedy_task(a, 150), tb = greedy_task(b, 8);
+  auto ca = ta.channel, cb = tb.channel;
+  sch.submit(std::move(ta));
+  std::vector<int32_t> toks_a = first_tokens(*ca);
+  sch.submit(std::move(tb));
+  const auto [toks_b, done_b] = collect(*cb);
+  const auto [rest_a, done_a] = collect(*ca);
+  toks_a.insert(toks_a.end(), rest_a.begin(), rest_a.end());
+  // b got its slot at once, not after a's 150 decode steps.
+  EXPECT_LT(done_b.timings.queue_ms, done_a.timings.predicted_ms / 4);
+  EXPECT_EQ(done_b.timings.n_cached, 1200);
+  EXPECT_EQ(sch.stats().kv_slots_dropped, 0u);
+  EXPECT_EQ(toks_a, reference(a, 150));
+  EXPECT_EQ(toks_b, reference(b, 8));
 }
 
 }  // namespace

@@ -90,6 +90,24 @@ TEST_F(ServerClient, UnifiedKvPoolAndSplit) {
   }
 }
 
+// Shared prompt prefixes in the pool (the seeds' cache types and default
+// f16 tiers): two conversations with a common 1500-token start, through the
+// openai client's usage.prompt_tokens_details.cached_tokens.
+TEST_F(ServerClient, SharedPromptPrefixIsCachedTokens) {
+  const auto r = run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --ctx 4096 -o " + dir_->file("share.gguf"));
+  ASSERT_EQ(r.first, 0) << r.second;
+  ServerProcess srv;
+  const std::string err = srv.start(kBin + "/oscar-server",
+                                    {"-m", dir_->file("share.gguf"), "-c", "8192", "-t", "2", "--cache-type-k", "q2_0",
+                                     "--cache-type-v", "q2_0", "--metrics"},
+                                    dir_->file("share.log"));
+  ASSERT_EQ(err, "");
+  const auto [rc, out] = run_node("kv_prefix_sharing.test.mjs", srv, 4, 4096);
+  EXPECT_EQ(rc, 0) << out << "\n--- server log ---\n" << srv.log();
+  EXPECT_NE(srv.log().find("shares 1500 cached positions"), std::string::npos) << srv.log();
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
 TEST_F(ServerClient, SigtermFinishesRunningStreamsThenExits) {
   ServerProcess srv;
   const std::string err = srv.start(kBin + "/oscar-server", {"-m", model(), "-c", "2048", "-np", "2", "-t", "2"},
