@@ -23,8 +23,9 @@ function(oscar_filter_simd_sources var)
       # AArch64: *_neon.cpp need nothing beyond ARMv8.0 (NEON is part of it);
       # *_neondot.cpp use the dot-product (and fp16) instructions of ARMv8.2,
       # and are called only where the CPU's hwcaps show them.
+      set(_oscar_neon_kind ${CMAKE_MATCH_1})  # the next MATCHES overwrites CMAKE_MATCH_1
       if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-        if(CMAKE_MATCH_1 STREQUAL "neondot")
+        if(_oscar_neon_kind STREQUAL "neondot")
           set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+fp16")
         endif()
         list(APPEND out ${f})
