@@ -4,8 +4,8 @@
 #   cortex-a53  ARMv8.0 NEON only: no dot product (sdot/udot), no fp16
 #               arithmetic, so the plain NEON kernels and scalar fallbacks run;
 #   neoverse-n1 ARMv8.2 (Graviton2's core): dotprod and fp16, so the sdot
-#               kernels run. (QEMU's `max` CPU would do too, but emulates
-#               pointer authentication and SVE slowly.)
+#               kernels run (a real core's feature set, where QEMU's `max`
+#               would add SVE and more that no kernel here uses).
 # The engine reads the CPU's hwcaps (getauxval), which QEMU reports for the
 # CPU it emulates, so one binary picks different kernels on each.
 #
@@ -15,7 +15,8 @@
 #     (weights: test_legacy_types, test_kquant_dot, test_kquant_rows16,
 #     test_float_types, test_kernels' GEMV/GEMM; attention rows and tiles:
 #     test_row_kernels, test_tile_kernels; q2_0: test_q2_codec,
-#     test_q2_codec_simd);
+#     test_q2_codec_simd; test_core, which also checks that the engine saw
+#     the emulated CPU's dot product or its absence);
 #   once, on neoverse-n1: the forward pass against the NumPy reference on the tiny
 #     models (test_forward_reference, test_layer_ops) and the fused attention
 #     against the reference attention (test_fused_vs_reference).
