@@ -14,6 +14,17 @@ PKGS=(
   haproxy lua5.3 curl
   chromium
 )
+# --arm64: also the cross toolchain for the ARM64 build and QEMU to run its
+# tests (scripts/build-arm64.sh, scripts/test-arm64.sh); scripts/test.sh asks
+# for it, so CI has it. GoogleTest comes as the arm64 package through multiarch.
+if [ "${1:-}" = --arm64 ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "setup-deps: adding the arm64 architecture (multiarch)"
+    $SUDO dpkg --add-architecture arm64
+    $SUDO apt-get update -qq
+  fi
+  PKGS+=(g++-aarch64-linux-gnu qemu-user libgtest-dev:arm64)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

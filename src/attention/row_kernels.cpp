@@ -88,6 +88,8 @@ const SimdSets& simd() {
         }
       }
     }
+#elif defined(__aarch64__)
+    r.wide = detail::neon_row_kernels();
 #endif
     return r;
   }();

@@ -178,4 +178,8 @@ AccumulateKernel avx512vbmi_q2_accumulate_kernel();
 constexpr int kAmxMaxScoreDim = 512;
 IntRowKernels amx_row_kernels();
 
+// AArch64 NEON (row_kernels_neon.cpp; every ARMv8 CPU): 4 floats per vector,
+// up to 8 heads per call.
+RowKernels neon_row_kernels();
+
 }  // namespace oscar::attention::detail

@@ -31,7 +31,9 @@
 // table of 4 values repeated across the lanes).
 #pragma once
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +45,7 @@
 namespace oscar::attention::detail {
 namespace {
 
+#if defined(__x86_64__)
 struct Vec8 {
   using F = __m256;
   using I = __m256i;
@@ -92,6 +95,7 @@ struct Vec8 {
     return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(c, _mm256_set1_epi32(2 * k)), _mm256_set1_epi32(3)));
   }
 };
+#endif  // __x86_64__; NEON's 4-float traits: row_kernels_neon.cpp
 
 // Fields k0 .. k0+C-1 (shifts 2*k0, ...) of W consecutive code bytes, as floats 0..3.
 template <class V, int C>

@@ -8,6 +8,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
 
 namespace oscar {
 
@@ -70,17 +76,36 @@ CpuFeatures detect_cpu() {
   }
   return f;
 }
-#else
+#elif defined(__aarch64__)
+namespace {
+#if defined(__APPLE__)
+bool sysctl_flag(const char* name) {
+  int v = 0;
+  size_t n = sizeof v;
+  return sysctlbyname(name, &v, &n, nullptr, 0) == 0 && v != 0;
+}
+#endif
+}  // namespace
+
+// What the kernel says the CPU has, not what the compiler targeted: the
+// baseline build is plain ARMv8.0, and the dotprod kernels are compiled per
+// file and called only where the CPU has them (an Apple M1 and a Cortex-A53
+// run the same binary).
 CpuFeatures detect_cpu() {
   CpuFeatures f;
-#if defined(__aarch64__)
-  f.neon = true;
-#if defined(__ARM_FEATURE_DOTPROD)
-  f.arm_dotprod = true;
-#endif
+  f.neon = true;  // Advanced SIMD is part of every AArch64 CPU
+#if defined(__linux__)
+  const unsigned long hw = getauxval(AT_HWCAP);
+  f.arm_dotprod = (hw & HWCAP_ASIMDDP) != 0;
+  f.arm_fp16 = (hw & HWCAP_FPHP) && (hw & HWCAP_ASIMDHP);
+#elif defined(__APPLE__)
+  f.arm_dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd");
+  f.arm_fp16 = sysctl_flag("hw.optional.arm.FEAT_FP16");
 #endif
   return f;
 }
+#else
+CpuFeatures detect_cpu() { return {}; }  // scalar kernels only
 #endif
 
 std::string CpuFeatures::describe() const {
@@ -105,6 +130,7 @@ std::string CpuFeatures::describe() const {
   add(amx_int8, "amx-int8");
   add(neon, "neon");
   add(arm_dotprod, "dotprod");
+  add(arm_fp16, "fp16");
   return s.empty() ? "scalar" : s;
 }
 

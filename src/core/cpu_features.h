@@ -23,8 +23,12 @@ struct CpuFeatures {
   // the OS saves the tile state, and (Linux) granted the permission to use
   // it, which detect_cpu() requests.
   bool amx_int8 = false;
+  // AArch64: Advanced SIMD (always there), the dot-product extension
+  // (SDOT/UDOT, ARMv8.2+, FEAT_DotProd) and half-precision arithmetic
+  // (FEAT_FP16), from the kernel's hwcaps (Linux) or sysctl (macOS).
   bool neon = false;
   bool arm_dotprod = false;
+  bool arm_fp16 = false;
 
   // The combinations our SIMD kernel families require.
   bool has_avx2_family() const { return avx2 && fma && f16c; }
@@ -34,7 +38,7 @@ struct CpuFeatures {
   std::string describe() const;
 };
 
-// Probes the CPU (cpuid + xgetbv on x86, compile-time/auxv on ARM).
+// Probes the CPU (cpuid + xgetbv on x86, hwcaps or sysctl on AArch64).
 CpuFeatures detect_cpu();
 
 }  // namespace oscar

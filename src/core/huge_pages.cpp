@@ -31,7 +31,9 @@ HugePageBuffer HugePageBuffer::allocate(size_t bytes) {
   if (r == MAP_FAILED) return b;
   auto* aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(r) + kHugePageBytes - 1) &
                                              ~uintptr_t(kHugePageBytes - 1));
+#if defined(MADV_HUGEPAGE)
   ::madvise(aligned, rounded, MADV_HUGEPAGE);  // advisory: fine where THP is off
+#endif  // elsewhere (macOS) the OS picks page sizes itself
   b.region_ = r;
   b.region_size_ = region;
   b.data_ = aligned;

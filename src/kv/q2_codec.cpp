@@ -63,6 +63,8 @@ EncodeFn simd_encoder() {
   static const EncodeFn fn = []() -> EncodeFn {
 #if defined(OSCAR_X86)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return detail::q2_encode_avx512;
+#elif defined(__aarch64__)
+    return detail::q2_encode_neon;  // NEON is part of every AArch64 CPU
 #endif
     return nullptr;
   }();

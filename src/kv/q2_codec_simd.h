@@ -15,5 +15,7 @@ namespace oscar::kv::detail {
 // returns false for any other row.
 constexpr int kMaxSimdRow = 1024;
 bool q2_encode_avx512(const float* x, uint8_t* out, int d, const Q2Params& p);
+// AArch64 NEON (q2_codec_neon.cpp; every ARMv8 CPU): the same rows.
+bool q2_encode_neon(const float* x, uint8_t* out, int d, const Q2Params& p);
 
 }  // namespace oscar::kv::detail

@@ -84,6 +84,14 @@ void quantize_f16_f16c(const float* src, void* dst, int64_t n);
 void dequantize_f16_f16c(const void* src, float* dst, int64_t n);
 #endif
 
+#if defined(__aarch64__)
+// AArch64: Q8_0 with plain NEON (legacy_dot_neon.cpp) and with the dot-product
+// extension (legacy_dot_neondot.cpp; needs cpu.arm_dotprod); the other kinds
+// are the scalar kernels.
+const LegacyKernelSet& legacy_kernels_neon();
+const LegacyKernelSet& legacy_kernels_neondot();
+#endif
+
 // Scalar references, exposed for the tests and as the fallback.
 const LegacyKernelSet& legacy_kernels_scalar();
 const FloatKernelSet& float_kernels_scalar();

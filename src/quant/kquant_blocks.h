@@ -151,6 +151,15 @@ struct KqDecoded {
 };
 
 // Entry points of the SIMD dot kernels (DotTileFn), per ISA.
+// The SIMD dot kernels of one ISA by type.
+struct KQuantDots {
+  DotTileFn q2_K, q3_K, q4_K, q5_K, q6_K;
+};
+#if defined(__aarch64__)
+// AArch64 (kquant_dot_neon*.cpp): plain NEON, and with sdot (needs cpu.arm_dotprod).
+KQuantDots kquant_dots_neon();
+KQuantDots kquant_dots_neondot();
+#endif
 #if defined(OSCAR_X86)
 void dot_q2_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
 void dot_q3_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, float*, size_t);
@@ -160,9 +169,6 @@ void dot_q6_K_avx2(int64_t, const void*, size_t, int, const void*, size_t, int, 
 void quantize_q8_K_avx2(const float* src, void* dst, int64_t n);
 // The AVX-512 kernels by type, built twice from kquant_dot_avx512_impl.h:
 // plain (F/BW/VL/DQ) and with VNNI.
-struct KQuantDots {
-  DotTileFn q2_K, q3_K, q4_K, q5_K, q6_K;
-};
 KQuantDots kquant_dots_avx512();
 KQuantDots kquant_dots_avx512vnni();
 #endif

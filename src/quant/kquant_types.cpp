@@ -318,6 +318,13 @@ void register_kquant_types(QuantTraits* table, bool* present, const CpuFeatures&
       t.dot = k.avx2;
       t.dot_impl = "avx2";
     }
+#elif defined(__aarch64__)
+    if (cpu.neon) {
+      const KQuantDots set = cpu.arm_dotprod ? kquant_dots_neondot() : kquant_dots_neon();
+      const DotTileFn by_type[] = {set.q2_K, set.q3_K, set.q4_K, set.q5_K, set.q6_K};
+      t.dot = by_type[&k - rows];
+      t.dot_impl = cpu.arm_dotprod ? "neon-dotprod" : "neon";
+    }
 #endif
     present[(uint32_t)k.type] = true;
   }

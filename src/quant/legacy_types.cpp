@@ -296,6 +296,14 @@ void register_legacy_types(QuantTraits* table, bool* present, const CpuFeatures&
     best = &legacy_kernels_avx2();
     impl = "avx2";
   }
+#elif defined(__aarch64__)
+  if (cpu.arm_dotprod) {
+    best = &legacy_kernels_neondot();
+    impl = "neon-dotprod";
+  } else if (cpu.neon) {
+    best = &legacy_kernels_neon();
+    impl = "neon";
+  }
 #endif
   const LegacyKernelSet& ref = legacy_kernels_scalar();
   struct Row {
@@ -321,7 +329,7 @@ void register_legacy_types(QuantTraits* table, bool* present, const CpuFeatures&
     t.quantize_act = q81 ? quantize_q8_1 : quantize_q8_0;
     t.dot_ref = ref.dot[r.kind];
     t.dot = best->dot[r.kind];
-    t.dot_impl = impl;
+    t.dot_impl = t.dot == t.dot_ref ? "scalar" : impl;  // a set may keep some kinds scalar (ARM)
     present[(uint32_t)r.type] = true;
   }
 }

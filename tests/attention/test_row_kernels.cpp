@@ -325,11 +325,15 @@ TEST(RowKernels, AmxKernelsGiveTheVnniKernelsSumsBitForBit) {
 #endif
 }
 
-#if defined(OSCAR_X86)
+#if defined(OSCAR_X86) || defined(__aarch64__)
+#define OSCAR_TEST_SIMD_SETS 1
 // Every float kernel set this CPU has: AVX2; AVX-512 with 16 floats per
-// vector and with 8.
+// vector and with 8; NEON on AArch64.
 std::vector<std::pair<const char*, detail::RowKernels>> simd_sets() {
   std::vector<std::pair<const char*, detail::RowKernels>> sets;
+#if defined(__aarch64__)
+  sets.emplace_back("neon", detail::neon_row_kernels());
+#else
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
     sets.emplace_back("avx2", detail::avx2_row_kernels());
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
@@ -338,6 +342,7 @@ std::vector<std::pair<const char*, detail::RowKernels>> simd_sets() {
       sets.emplace_back("avx512-narrow", detail::avx512_narrow_row_kernels());
     }
   }
+#endif
   return sets;
 }
 #endif
@@ -347,7 +352,7 @@ std::vector<std::pair<const char*, detail::RowKernels>> simd_sets() {
 // vector and with 8) is called directly on every shape it takes, against
 // double sums of the decoded rows.
 TEST(RowKernels, EverySimdSetMatchesDecodedRows) {
-#if defined(OSCAR_X86)
+#if defined(OSCAR_TEST_SIMD_SETS)
   const std::vector<std::pair<const char*, detail::RowKernels>> sets = simd_sets();
   if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
   std::mt19937 rng(10);
@@ -480,7 +485,7 @@ TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
 // The same for the exp kernel of every SIMD set this CPU has, called
 // directly (the test above sees only the one the dispatch picks).
 TEST(RowKernels, EverySimdSetsExpShiftedIsWithinAFewUlpOfStdExp) {
-#if defined(OSCAR_X86)
+#if defined(OSCAR_TEST_SIMD_SETS)
   const std::vector<std::pair<const char*, detail::RowKernels>> sets = simd_sets();
   if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
   std::mt19937 rng(9);
@@ -549,7 +554,7 @@ TEST(RowKernels, ExpShiftedHeadsGivesEachHeadWhatExpShiftedGivesIt) {
   check_exp_heads("dispatched", exp_shifted_heads, exp_shifted);
 }
 TEST(RowKernels, EverySimdSetsExpShiftedHeadsGivesEachHeadWhatItsExpShiftedGivesIt) {
-#if defined(OSCAR_X86)
+#if defined(OSCAR_TEST_SIMD_SETS)
   const std::vector<std::pair<const char*, detail::RowKernels>> sets = simd_sets();
   if (sets.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU";
   for (const auto& [name, set] : sets) {

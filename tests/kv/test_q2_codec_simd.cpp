@@ -22,6 +22,8 @@ std::vector<std::pair<std::string, Encoder>> simd_encoders() {
 #if defined(OSCAR_X86)
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
     r.emplace_back("avx512", detail::q2_encode_avx512);
+#elif defined(__aarch64__)
+  r.emplace_back("neon", detail::q2_encode_neon);
 #endif
   return r;
 }

@@ -55,6 +55,16 @@ std::vector<KType> types() {
     if (cpu.has_avx512_family()) t[i].simd.push_back({"avx512", avx512[i], paired});
     if (cpu.has_avx512_family() && cpu.avx512vnni) t[i].simd.push_back({"avx512vnni", avx512vnni[i], paired});
   }
+#elif defined(__aarch64__)
+  // The plain NEON set on every AArch64 CPU, the sdot one where the CPU has it.
+  const KQuantDots ne = kquant_dots_neon(), nd = kquant_dots_neondot();
+  const DotTileFn neon[] = {ne.q2_K, ne.q3_K, ne.q4_K, ne.q5_K, ne.q6_K};
+  const DotTileFn neondot[] = {nd.q2_K, nd.q3_K, nd.q4_K, nd.q5_K, nd.q6_K};
+  const bool dotprod = detect_cpu().arm_dotprod;
+  for (size_t i = 0; i < t.size(); ++i) {
+    t[i].simd.push_back({"neon", neon[i]});
+    if (dotprod) t[i].simd.push_back({"neon-dotprod", neondot[i]});
+  }
 #endif
   return t;
 }

@@ -355,6 +355,8 @@ TEST(KQuantTable, RowsAndScalarDefault) {
     want = "avx512";
   else if (cpu.has_avx2_family())
     want = "avx2";
+#elif defined(__aarch64__)
+  want = cpu.arm_dotprod ? "neon-dotprod" : "neon";
 #endif
   for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
                        TensorType::Q6_K})

@@ -371,6 +371,11 @@ std::vector<Isa> available_isas() {
   if (cpu.has_avx512_family()) v.push_back({"avx512", &legacy_kernels_avx512()});
   if (cpu.has_avx512_family() && cpu.avx512vnni)
     v.push_back({"avx512vnni", &legacy_kernels_avx512vnni()});
+#elif defined(__aarch64__)
+  // Both ARM sets where the CPU has dotprod (QEMU's neoverse-n1), the plain
+  // one where it has not (cortex-a53).
+  v.push_back({"neon", &legacy_kernels_neon()});
+  if (detect_cpu().arm_dotprod) v.push_back({"neon-dotprod", &legacy_kernels_neondot()});
 #endif
   return v;
 }
@@ -425,6 +430,11 @@ TEST(LegacyDispatch, DefaultCpuIsScalarAndDetectedCpuPicksBest) {
   if (cpu.has_avx512_family() && cpu.avx512vnni) want = "avx512vnni";
   else if (cpu.has_avx512_family()) want = "avx512";
   else if (cpu.has_avx2_family()) want = "avx2";
+#elif defined(__aarch64__)
+  // Only Q8_0 has NEON kernels; the other kinds stay scalar.
+  EXPECT_STREQ(table.get(TensorType::Q8_0).dot_impl, cpu.arm_dotprod ? "neon-dotprod" : "neon");
+  EXPECT_STREQ(table.get(TensorType::Q4_0).dot_impl, "scalar");
+  return;
 #endif
   for (TensorType t : kTypes) EXPECT_STREQ(table.get(t).dot_impl, want) << type_name(t);
 }
