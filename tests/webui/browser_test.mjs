@@ -201,7 +201,9 @@ async function conversations(page) {
   // A second conversation, then switch back and forth.
   await setMaxTokens(page, SHORT);
   await page.getByTestId('new-chat').click();
-  await sendAndWait(page, 'Second conversation: what is a kernel module?');
+  // The marker is what the search looks for below: the model's replies are
+  // sampled (unseeded) and may contain any common word, such as "kernel".
+  await sendAndWait(page, 'Second conversation: what is a kernel module? zqx7');
   await page.getByTestId('conversation').nth(1).waitFor(T);
   assert.equal(await page.getByTestId('conversation').count(), 2);
   await page.getByTestId('conversation').filter({ hasText: 'Hello from the browser test' }).locator('.conv-title').click();
@@ -215,7 +217,7 @@ async function conversations(page) {
   await page.getByTestId('conversation').filter({ hasText: 'Second conversation' }).locator('.conv-title').click();
   await page.getByTestId('msg-user').filter({ hasText: 'kernel module' }).waitFor(T);
   await page.getByTestId('msg-assistant').first().getByTestId('msg-speed').waitFor(T);
-  await page.getByTestId('search').fill('kernel');
+  await page.getByTestId('search').fill('zqx7');
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="conversation"]').length === 1, null, T);
   await page.getByTestId('search').fill('');
   step('desktop: reloaded, conversations kept, search works');
@@ -374,6 +376,12 @@ try {
     process.exitCode = 77;
   } else {
     console.error(e);
+    // What the pages showed when it failed, for the CI log's reader.
+    let n = 0;
+    for (const ctx of browser ? browser.contexts() : [])
+      for (const p of ctx.pages())
+        await p.screenshot({ path: path.join(outDir, `failure-${++n}.png`) }).catch(() => {});
+    if (n) console.error(`failure screenshots: ${outDir}/failure-*.png`);
     for (const s of servers) console.error('--- server log ---\n' + s.log().slice(-3000));
     process.exitCode = 1;
   }
