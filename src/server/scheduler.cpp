@@ -1,6 +1,7 @@
 #include "server/scheduler.h"
 
 #include <algorithm>
+#include <exception>
 
 #include "core/error.h"
 #include "grammar/vocab_bytes.h"
@@ -170,7 +171,10 @@ void Scheduler::run_slot_commands() {
     std::lock_guard<std::mutex> l(m_);
     cmds.swap(slot_commands_);
   }
-  for (auto& c : cmds) {
+  if (cmds.empty()) return;
+  std::vector<std::exception_ptr> failed(cmds.size());
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    auto& c = cmds[i];
     try {
       if (c->id < 0 || c->id >= (int)slots_.size()) throw ApiError(400, "Invalid slot ID");
       Slot& s = *slots_[(size_t)c->id];
@@ -185,10 +189,16 @@ void Scheduler::run_slot_commands() {
                         }};
       c->fn(access);
       s.last_used = ++clock_;  // a restored conversation is the most recent one
-      c->done.set_value();
     } catch (...) {
-      c->done.set_exception(std::current_exception());
+      failed[i] = std::current_exception();
     }
+  }
+  // /slots and /props show the result before the client hears the answer:
+  // a GET right after an erase must not read the snapshot from before it.
+  publish();
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    if (failed[i]) cmds[i]->done.set_exception(failed[i]);
+    else cmds[i]->done.set_value();
   }
 }
 
@@ -528,14 +538,19 @@ void Scheduler::finish(Slot& s, FinishReason reason) {
   s.out.clear();
   if (s.task.params.timings_per_token) e.timings = d.timings;
   e.done = std::move(d);
-  s.task.channel->push(std::move(e));
   s.active = false;
   s.generating = false;
   // Positions past what the cache holds (a prompt cut short by cancellation)
   // are already consistent: `cached` is only extended after evaluation.
-  std::lock_guard<std::mutex> l(m_);
-  stats_.requests_total++;
-  if (reason == FinishReason::Cancelled) stats_.requests_cancelled++;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stats_.requests_total++;
+    if (reason == FinishReason::Cancelled) stats_.requests_cancelled++;
+  }
+  // /slots, /props and /metrics show the finished slot before its client
+  // hears the end: a request made right after the answer sees it idle.
+  publish();
+  s.task.channel->push(std::move(e));
 }
 
 Timings Scheduler::timings_of(const Slot& s, bool started, Clock::time_point now) const {
