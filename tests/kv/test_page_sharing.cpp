@@ -14,9 +14,13 @@
 #include "kv/kv_cache.h"
 #include "kv/page_table.h"
 #include "quant/quant.h"
+#include "kv_test_shapes.h"
 
 namespace oscar::kv {
 namespace {
+
+using testing::table;
+using testing::two_layers;
 
 TEST(PageTableSharing, CountsReferencesAndFreesWithTheLast) {
   PageTable t(3, 4, 8, 32);  // 3 sequences, 8 pages of 4 positions
@@ -98,26 +102,6 @@ TEST(PageTableSharing, SplitTablesAndNonEmptyTargetsRefuse) {
   EXPECT_THROW(t.share(0, 0, 1), Error);
   t.shrink(1, 0);
   EXPECT_THROW(t.share(1, 0, 3), Error);  // more than seq 0 holds
-}
-
-const quant::QuantTable& table() {
-  static const quant::QuantTable t(detect_cpu());
-  return t;
-}
-
-model::ModelConfig two_layers(int d, int n_kv) {
-  model::ModelConfig m;
-  m.arch = "test";
-  m.n_layer = 2;
-  for (int l = 0; l < 2; ++l) {
-    model::LayerConfig lc;
-    lc.n_head = n_kv;
-    lc.n_head_kv = n_kv;
-    lc.head_dim = d;
-    lc.rope_dim = d;
-    m.layers.push_back(lc);
-  }
-  return m;
 }
 
 // Feeds positions [n_pos(seq), n) of the given rows (rows[p]: K of both

@@ -12,9 +12,13 @@
 #include "kv/kv_cache.h"
 #include "kv/page_table.h"
 #include "quant/quant.h"
+#include "kv_test_shapes.h"
 
 namespace oscar::kv {
 namespace {
+
+using testing::table;
+using testing::two_layers;
 
 TEST(PageTable, TakesLowestFreePagesAndGivesThemBack) {
   PageTable t(3, 4, 5, 20);  // 3 sequences, 5 pages of 4 positions
@@ -64,26 +68,6 @@ TEST(PageTable, ContiguousGivesEverySequenceItsOwnPages) {
   EXPECT_TRUE(u.ensure(2, 10));
   u.shrink(2, 0);  // fixed: kept
   EXPECT_EQ(u.pages_held(2), 3);
-}
-
-const quant::QuantTable& table() {
-  static const quant::QuantTable t(detect_cpu());
-  return t;
-}
-
-model::ModelConfig two_layers(int d, int n_kv) {
-  model::ModelConfig m;
-  m.arch = "test";
-  m.n_layer = 2;
-  for (int l = 0; l < 2; ++l) {
-    model::LayerConfig lc;
-    lc.n_head = n_kv;
-    lc.n_head_kv = n_kv;
-    lc.head_dim = d;
-    lc.rope_dim = d;
-    m.layers.push_back(lc);
-  }
-  return m;
 }
 
 // Three sequences grown in turns over a pool of pages of 8 positions, cut

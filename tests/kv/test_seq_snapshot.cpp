@@ -14,31 +14,15 @@
 #include "kv/kv_cache.h"
 #include "kv/seq_snapshot.h"
 #include "quant/quant.h"
+#include "kv_test_shapes.h"
 
 namespace oscar::kv {
 namespace {
 
-const quant::QuantTable& table() {
-  static const quant::QuantTable t(detect_cpu());
-  return t;
-}
+using testing::table;
 
 // Layer 0 global, layer 1 a sliding window of 6 positions.
-model::ModelConfig model_shape(int d, int n_kv) {
-  model::ModelConfig m;
-  m.arch = "test";
-  m.n_layer = 2;
-  for (int l = 0; l < 2; ++l) {
-    model::LayerConfig lc;
-    lc.n_head = n_kv;
-    lc.n_head_kv = n_kv;
-    lc.head_dim = d;
-    lc.rope_dim = d;
-    lc.sliding_window = l == 1 ? 6 : 0;
-    m.layers.push_back(lc);
-  }
-  return m;
-}
+model::ModelConfig model_shape(int d, int n_kv) { return testing::two_layers(d, n_kv, 6); }
 
 KvCacheConfig q2_config(int n_seq) {
   KvCacheConfig c;
