@@ -116,17 +116,6 @@ __attribute__((target("popcnt"))) uint32_t clip_threshold_bits(const uint32_t* m
   return mth_largest_bits(mag, d, m);
 }
 
-// std::min / std::max over a group as the reference folds them (a later
-// equal value does not replace an earlier one, which decides only between
-// -0 and +0).
-void group_range_scalar(const float* v, int g, float& lo, float& hi) {
-  lo = hi = v[0];
-  for (int i = 1; i < g; ++i) {
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-  }
-}
-
 }  // namespace
 
 bool q2_encode_avx512(const float* x, uint8_t* out, int d, const Q2Params& p) {
@@ -172,13 +161,8 @@ bool q2_encode_avx512(const float* x, uint8_t* out, int d, const Q2Params& p) {
     }
     float lo = _mm512_reduce_min_ps(mn), hi = _mm512_reduce_max_ps(mx);
     if (lo == 0.0f || hi == 0.0f) group_range_scalar(xs, g, lo, hi);  // which zero
-    const uint16_t s16 = f32_to_fp16((hi - lo) / 3.0f), lo16 = f32_to_fp16(lo);
-    const float s = fp16_to_f32(s16), l = fp16_to_f32(lo16);
-    if (!std::isfinite(s) || !std::isfinite(l)) return false;
-    out[0] = (uint8_t)(s16 & 0xff);
-    out[1] = (uint8_t)(s16 >> 8);
-    out[2] = (uint8_t)(lo16 & 0xff);
-    out[3] = (uint8_t)(lo16 >> 8);
+    float s, l;
+    if (!write_group_header(lo, hi, out, s, l)) return false;
     if (s > 0.0f) {
       const __m512d ld = _mm512_set1_pd((double)l), sd = _mm512_set1_pd((double)s);
       const __m512d zero = _mm512_setzero_pd(), three = _mm512_set1_pd(3.0);

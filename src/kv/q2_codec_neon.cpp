@@ -16,16 +16,6 @@
 namespace oscar::kv::detail {
 namespace {
 
-// std::min / std::max over a group as the reference folds them (a later
-// equal value does not replace an earlier one: only -0 vs +0 differ).
-void group_range_scalar(const float* v, int g, float& lo, float& hi) {
-  lo = hi = v[0];
-  for (int i = 1; i < g; ++i) {
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-  }
-}
-
 // codes[i] = clamp(nearbyint((x[i] - l) / s), 0, 3) in double, i < g (g % 4 == 0).
 void group_codes(const float* xs, int g, float l, float s, uint32_t* codes) {
   const float64x2_t ld = vdupq_n_f64((double)l), sd = vdupq_n_f64((double)s);
@@ -77,13 +67,8 @@ bool q2_encode_neon(const float* x, uint8_t* out, int d, const Q2Params& p) {
     }
     float lo = vminvq_f32(mn), hi = vmaxvq_f32(mx);
     if (lo == 0.0f || hi == 0.0f) group_range_scalar(xs, g, lo, hi);  // which zero
-    const uint16_t s16 = f32_to_fp16((hi - lo) / 3.0f), lo16 = f32_to_fp16(lo);
-    const float s = fp16_to_f32(s16), l = fp16_to_f32(lo16);
-    if (!std::isfinite(s) || !std::isfinite(l)) return false;
-    out[0] = (uint8_t)(s16 & 0xff);
-    out[1] = (uint8_t)(s16 >> 8);
-    out[2] = (uint8_t)(lo16 & 0xff);
-    out[3] = (uint8_t)(lo16 >> 8);
+    float s, l;
+    if (!write_group_header(lo, hi, out, s, l)) return false;
     if (s > 0.0f) {
       group_codes(xs, g, l, s, codes);
     } else {
