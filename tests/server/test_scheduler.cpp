@@ -7,8 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "client_test_util.h"
-#include "engine.h"
+#include "scheduler_test_util.h"
 #include "server/api_error.h"
 #include "server/scheduler.h"
 
@@ -18,66 +17,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class SchedulerTest : public ::testing::Test {
+class SchedulerTest : public oscar::testing::SchedulerFixture {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new oscar::testing::TempDir();
-    const auto r = oscar::testing::run_capture(oscar::testing::kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " +
-                                        dir_->file("m.gguf"));
-    ASSERT_EQ(r.first, 0) << r.second;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    s_.model = dir_->file("m.gguf");
-    s_.n_threads = 2;
-    engine_ = tools::Engine::load(s_, Logger::quiet());
-  }
-
   // Greedy tokens for `prompt`, one sequence, no scheduler.
   std::vector<int32_t> reference(const std::vector<int32_t>& prompt, int n) {
-    auto cache = engine_->make_cache(s_, 1, kCtx);
-    runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
-    std::vector<runtime::BatchToken> batch;
-    for (size_t i = 0; i < prompt.size(); ++i) batch.push_back({prompt[i], 0, (int32_t)i, i + 1 == prompt.size()});
-    std::vector<float> logits = fwd.eval(batch);
-    std::vector<int32_t> out;
-    int pos = (int)prompt.size();
-    for (int k = 0; k < n; ++k) {
-      int32_t best = 0;
-      for (int v = 1; v < fwd.n_vocab(); ++v)
-        if (logits[(size_t)v] > logits[(size_t)best]) best = v;
-      out.push_back(best);
-      if (k + 1 < n) logits = fwd.eval({{best, 0, pos++, true}});
-    }
-    return out;
+    return SchedulerFixture::reference(prompt, n, kCtx);
   }
-
-  static Task greedy_task(std::vector<int32_t> prompt, int n) {
-    Task t;
-    t.prompt = std::move(prompt);
-    t.params.n_predict = n;
-    t.params.ignore_eos = true;
-    t.params.sampling.temperature = 0;
-    t.channel = std::make_shared<Channel>();
-    return t;
-  }
-
   // Collects a task's tokens until it is done.
-  static std::pair<std::vector<int32_t>, Done> collect(Channel& ch) {
-    std::vector<int32_t> toks;
-    const auto end = std::chrono::steady_clock::now() + 30s;
-    while (std::chrono::steady_clock::now() < end) {
-      for (auto& e : ch.wait(50ms)) {
-        for (const auto& t : e.tokens) toks.push_back(t.token);
-        if (e.done) return {toks, *e.done};
-      }
-    }
-    ADD_FAILURE() << "task did not finish";
-    return {toks, Done{}};
-  }
+  static std::pair<std::vector<int32_t>, Done> collect(Channel& ch) { return SchedulerFixture::collect(ch, 30s); }
 
   static std::vector<int32_t> prompt_of(int seed, int n) {
     std::vector<int32_t> p;
@@ -86,11 +33,7 @@ class SchedulerTest : public ::testing::Test {
   }
 
   static constexpr int kCtx = 128;
-  static oscar::testing::TempDir* dir_;
-  tools::RunSettings s_;
-  std::unique_ptr<tools::Engine> engine_;
 };
-oscar::testing::TempDir* SchedulerTest::dir_ = nullptr;
 
 TEST_F(SchedulerTest, BatchedChunkedQueuedEqualsAlone) {
   const int n_gen = 12;

@@ -10,8 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "client_test_util.h"
-#include "engine.h"
+#include "scheduler_test_util.h"
 #include "server/scheduler.h"
 
 using namespace oscar;
@@ -20,67 +19,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class PoolSchedulerTest : public ::testing::Test {
+class PoolSchedulerTest : public oscar::testing::SchedulerFixture {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new oscar::testing::TempDir();
-    const auto r = oscar::testing::run_capture(oscar::testing::kBin + "/oscar-mkmodel --arch qwen3 --preset tiny -o " +
-                                               dir_->file("m.gguf"));
-    ASSERT_EQ(r.first, 0) << r.second;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    s_.model = dir_->file("m.gguf");
-    s_.n_threads = 2;
-    engine_ = tools::Engine::load(s_, Logger::quiet());
-  }
-
-  // Greedy tokens for `prompt` alone: one sequence of its own (no pool), the
-  // whole prompt in one batch.
-  std::vector<int32_t> reference(const std::vector<int32_t>& prompt, int n) {
-    auto cache = engine_->make_cache(s_, 1, (int)prompt.size() + n);
-    runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
-    std::vector<runtime::BatchToken> batch;
-    for (size_t i = 0; i < prompt.size(); ++i) batch.push_back({prompt[i], 0, (int32_t)i, i + 1 == prompt.size()});
-    std::vector<float> logits = fwd.eval(batch);
-    std::vector<int32_t> out;
-    int pos = (int)prompt.size();
-    for (int k = 0; k < n; ++k) {
-      int32_t best = 0;
-      for (int v = 1; v < fwd.n_vocab(); ++v)
-        if (logits[(size_t)v] > logits[(size_t)best]) best = v;
-      out.push_back(best);
-      if (k + 1 < n) logits = fwd.eval({{best, 0, pos++, true}});
-    }
-    return out;
-  }
-
-  static Task greedy_task(std::vector<int32_t> prompt, int n) {
-    Task t;
-    t.prompt = std::move(prompt);
-    t.params.n_predict = n;
-    t.params.ignore_eos = true;
-    t.params.sampling.temperature = 0;
-    t.channel = std::make_shared<Channel>();
-    return t;
-  }
-
-  static std::pair<std::vector<int32_t>, Done> collect(Channel& ch) {
-    std::vector<int32_t> toks;
-    const auto end = std::chrono::steady_clock::now() + 60s;
-    while (std::chrono::steady_clock::now() < end) {
-      for (auto& e : ch.wait(50ms)) {
-        for (const auto& t : e.tokens) toks.push_back(t.token);
-        if (e.done) return {toks, *e.done};
-      }
-    }
-    ADD_FAILURE() << "task did not finish";
-    return {toks, Done{}};
-  }
-
   static std::vector<int32_t> prompt_of(int seed, int n) {
     std::vector<int32_t> p;
     for (int i = 0; i < n; ++i) p.push_back((int32_t)((seed * 31 + i * 7 + (i / 97) * 13) % 250 + 3));
@@ -110,11 +50,7 @@ class PoolSchedulerTest : public ::testing::Test {
     }
   }
 
-  static oscar::testing::TempDir* dir_;
-  tools::RunSettings s_;
-  std::unique_ptr<tools::Engine> engine_;
 };
-oscar::testing::TempDir* PoolSchedulerTest::dir_ = nullptr;
 
 // -c 2048 -np 4: a split cache would give each slot 512 positions; the pool
 // lets one conversation of 1500 tokens use most of it.
@@ -254,7 +190,10 @@ void PrefixSharingTest::running_slot_shares(int shared_pages) {
   Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 2048, 128}, Logger::quiet());
   const auto prefix = prompt_of(20, 1200);
   const auto a = join(prefix, prompt_of(21, 100)), b = join(prefix, prompt_of(22, 150));
-  Task ta = greedy_task(a, 60), tb = greedy_task(b, 8);
+  // a decodes 600 tokens (tens of ms on the tiny model; 60 were over before
+  // the test thread could submit b on an idle machine), so b arrives while
+  // a runs.
+  Task ta = greedy_task(a, 600), tb = greedy_task(b, 8);
   auto ca = ta.channel, cb = tb.channel;
   sch.submit(std::move(ta));
   std::vector<int32_t> toks_a = first_tokens(*ca);
@@ -274,7 +213,7 @@ void PrefixSharingTest::running_slot_shares(int shared_pages) {
   EXPECT_EQ(while_both.kv_pool_used_positions, held - shared_pages * 256);
   EXPECT_LT(while_both.kv_pool_used_positions, (int)(a.size() + b.size()));
   // References only now: they use the engine's thread pool, as the scheduler does.
-  EXPECT_EQ(toks_a, reference(a, 60));
+  EXPECT_EQ(toks_a, reference(a, 600));
   EXPECT_EQ(toks_b, reference(b, 8));
 }
 
