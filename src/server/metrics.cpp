@@ -49,6 +49,9 @@ std::string render_metrics(const SchedulerStats& s, const HttpCountersSnapshot& 
   metric(o, "oscar:generations_cancelled_total", "counter",
          "Completion requests cancelled (client gone, or cut by a shutdown).", (double)http.cancelled);
   metric(o, "oscar:generations_failed_total", "counter", "Completion requests that failed.", (double)http.failed);
+  metric(o, "oscar:context_shifts_total", "counter",
+         "Times a generation that filled its context dropped tokens and went on (--context-shift).",
+         (double)s.context_shifts);
   metric(o, "oscar:generations_in_flight", "gauge",
          "Completion requests accepted and not yet ended (accepted = finished + cancelled + failed + in flight).",
          (double)http.in_flight());

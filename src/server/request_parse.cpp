@@ -160,6 +160,8 @@ GenParams parse_gen_params(const Json& body, const GenParams& defaults, Api api,
     p.cache_prompt = get_bool(body, "cache_prompt", true);
   }
   p.ignore_eos = get_bool(body, "ignore_eos", false);
+  p.n_keep = (int)get_int(body, "n_keep", 0, -1, big);
+  p.n_discard = (int)get_int(body, "n_discard", 0, 0, big);
   p.stop = get_stop(body);
   return p;
 }

@@ -57,6 +57,13 @@ struct Scheduler::Slot {
   int32_t pending = -1;         // sampled token to evaluate next step
   int n_gen = 0;
   int n_cached_at_start = 0;
+  // After a context shift: the kept tokens whose K/V must be evaluated again
+  // at their new positions, ending with the pending token (whose logits give
+  // the next one); evaluated like a prompt, in chunks.
+  std::vector<int32_t> replay;
+  size_t n_replayed = 0;
+  bool shifted = false;         // the context was shifted: the result says "truncated"
+  bool replaying() const { return n_replayed < replay.size(); }
   std::unique_ptr<sampling::Sampler> sampler;
   std::unique_ptr<tok::StreamDetokenizer> detok;
   std::unique_ptr<StopMatcher> stop;
@@ -278,6 +285,9 @@ void Scheduler::assign_queued() {
     s.generating = false;
     s.pending = -1;
     s.n_gen = 0;
+    s.replay.clear();
+    s.n_replayed = 0;
+    s.shifted = false;
     const auto& grammar = s.task.params.sampling.grammar;
     s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling, grammar ? grammar_vocab() : nullptr,
                                                     grammar ? grammar_masks_.for_grammar(grammar) : nullptr);
@@ -318,19 +328,31 @@ bool Scheduler::step() {
   std::vector<Slot*> rows;  // slot of each logits row, in batch order
   bool has_prompt = false;
   for (auto& s : slots_) {
-    if (!s->active || !s->generating) continue;
+    if (!s->active || !s->generating || s->replaying()) continue;
     batch.push_back({s->pending, (int32_t)s->id, (int32_t)s->cached.size(), true});
     rows.push_back(s.get());
   }
-  // The rest of the budget goes to prompts, oldest assignment first.
+  // The rest of the budget goes to prompts (and tokens replayed after a
+  // context shift), oldest assignment first.
   std::vector<Slot*> prompting;
   for (auto& s : slots_)
-    if (s->active && !s->generating) prompting.push_back(s.get());
+    if (s->active && (!s->generating || s->replaying())) prompting.push_back(s.get());
   std::sort(prompting.begin(), prompting.end(), [](Slot* a, Slot* b) { return a->last_used < b->last_used; });
   int budget = cfg_.n_ubatch - (int)batch.size();
   std::vector<Slot*> fed;  // prompts that advanced this step
   for (Slot* s : prompting) {
     if (budget <= 0) break;
+    if (s->replaying()) {
+      const size_t n = std::min(s->replay.size() - s->n_replayed, (size_t)budget);
+      for (size_t i = 0; i < n; ++i) {
+        const bool last = s->n_replayed + i + 1 == s->replay.size();
+        batch.push_back({s->replay[s->n_replayed + i], (int32_t)s->id, (int32_t)(s->cached.size() + i), last});
+        if (last) rows.push_back(s);
+      }
+      budget -= (int)n;
+      has_prompt = true;
+      continue;
+    }
     fed.push_back(s);
     const size_t n = std::min(s->task.prompt.size() - s->n_past, (size_t)budget);
     for (size_t i = 0; i < n; ++i) {
@@ -377,6 +399,7 @@ bool Scheduler::step() {
     Slot& s = *slots_[(size_t)b.seq];
     s.cached.push_back(b.token);
     if (!s.generating) ++s.n_past;
+    else if (s.replaying() && ++s.n_replayed == s.replay.size()) s.replay.clear(), s.n_replayed = 0;
   }
   size_t n_prompt_tokens = 0;
   for (const auto& b : batch)
@@ -442,10 +465,10 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
     finish(s, FinishReason::Stop);
   } else if (p.n_predict >= 0 && s.n_gen >= p.n_predict) {
     finish(s, FinishReason::Length);
-  } else if ((int)s.cached.size() >= cfg_.n_ctx_slot) {
-    finish(s, FinishReason::Length);
   } else {
     s.pending = t;
+    if ((int)s.cached.size() >= cfg_.n_ctx_slot && !(cfg_.context_shift && shift_context(s)))
+      finish(s, FinishReason::Length);
   }
 }
 
@@ -512,10 +535,48 @@ void Scheduler::grow_or_stop_generations() {
     if (!s->active || !s->generating) continue;
     const int n = (int)s->cached.size() + 1;
     if (reserve_dropping_idle(s->id, n, s->id)) continue;
+    if (cfg_.context_shift && !s->replaying() && shift_context(*s)) continue;
     log_.warn("KV pool full (" + std::to_string(cache_.pool_positions()) + " positions): slot " +
               std::to_string(s->id) + " stops at " + std::to_string(n - 1) + " tokens (finish_reason length)");
     finish(*s, FinishReason::Length);
   }
+}
+
+bool Scheduler::shift_context(Slot& s) {
+  // llama-server moves the kept keys to their new positions with a RoPE
+  // delta. Here the kept tail is evaluated again instead (decision 0018): a
+  // q2_0 row cannot be turned without decoding and re-quantizing it, and
+  // sliding-window rings would need the same care; evaluating again is exact
+  // for every cache type, for the price of one prompt chunk of about half
+  // the context per shift.
+  const GenParams& p = s.task.params;
+  const int n = (int)s.cached.size();
+  int n_keep = p.n_keep < 0 ? (int)s.task.prompt.size() : p.n_keep;
+  if (tok_.vocab().add_bos()) ++n_keep;
+  n_keep = std::max(0, std::min({n_keep, cfg_.n_ctx_slot - 4, n}));
+  const int n_left = n - n_keep;
+  const int n_discard = std::min(n_left, p.n_discard > 0 ? p.n_discard : n_left / 2);
+  if (n_discard <= 0) return false;
+  // A sliding-window layer may no longer hold what the kept prefix needs:
+  // what the cache cannot keep is evaluated again too.
+  const int kept = cache_.truncate(s.id, n_keep);
+  std::vector<int32_t> replay(s.cached.begin() + kept, s.cached.begin() + n_keep);
+  replay.insert(replay.end(), s.cached.begin() + n_keep + n_discard, s.cached.end());
+  replay.push_back(s.pending);
+  s.cached.resize((size_t)kept);
+  if (cache_.unified() && !reserve_dropping_idle(s.id, kept + (int)replay.size(), s.id)) {
+    cache_.clear(s.id);  // what it held is gone anyway: give the pages back
+    s.cached.clear();
+    s.shifted = true;    // the generation ends for want of context: "truncated"
+    return false;
+  }
+  log_.warn("slot " + std::to_string(s.id) + " context shift: kept " + std::to_string(n_keep) + ", dropped " +
+            std::to_string(n_discard) + ", evaluating " + std::to_string(replay.size()) + " tokens again");
+  s.replay = std::move(replay);
+  s.n_replayed = 0;
+  s.shifted = true;
+  ++context_shifts_;
+  return true;
 }
 
 void Scheduler::finish(Slot& s, FinishReason reason) {
@@ -531,7 +592,7 @@ void Scheduler::finish(Slot& s, FinishReason reason) {
   }
   d.timings = timings_of(s, s.generating || reason == FinishReason::Length, now);
   // As llama-server: a generation that ran out of context says so.
-  d.truncated = reason == FinishReason::Length && (int)s.cached.size() >= cfg_.n_ctx_slot;
+  d.truncated = s.shifted || (reason == FinishReason::Length && (int)s.cached.size() >= cfg_.n_ctx_slot);
   Event e;
   e.slot = s.id;
   e.tokens = std::move(s.out);
@@ -601,6 +662,7 @@ void Scheduler::publish() {
   stats_.kv_pool_used_positions = cache_.pool_positions() - cache_.free_positions();  // a shared page counts once
   stats_.kv_pool_shared_positions = cache_.pages().shared_pages() * cache_.pages().page_positions();
   stats_.kv_prefixes_shared = prefixes_shared_;
+  stats_.context_shifts = context_shifts_;
   if (!cache_.unified()) {  // every slot owns its pages: count the positions held
     stats_.kv_pool_used_positions = 0;
     for (const auto& s : slots_) stats_.kv_pool_used_positions += cache_.n_pos(s->id);

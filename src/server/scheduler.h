@@ -40,6 +40,10 @@ struct SchedulerConfig {
   int n_slots = 1;
   int n_ctx_slot = 0;   // positions per slot (the cache's per-sequence capacity)
   int n_ubatch = 512;   // tokens per forward call
+  // --context-shift: a generation that fills its context (or finds the pool
+  // full) drops part of its cached tokens and goes on, instead of ending
+  // with "length" (shift_context()).
+  bool context_shift = false;
 };
 
 struct SlotInfo {
@@ -71,6 +75,7 @@ struct SchedulerStats {
   uint64_t kv_slots_dropped = 0;     // idle slots' caches dropped for room
   int kv_pool_shared_positions = 0;  // in pages listed by more than one slot (each counted once)
   uint64_t kv_prefixes_shared = 0;   // prompts that took their prefix from another slot's pages
+  uint64_t context_shifts = 0;       // --context-shift: times a generation dropped tokens to go on
 };
 
 // What a slot action (save, restore, erase: slot_persistence.h) may touch.
@@ -131,6 +136,11 @@ class Scheduler {
   // until seq gets pages for n positions; false when even that is not enough.
   bool reserve_dropping_idle(int seq, int n, int spare);
   void grow_or_stop_generations();
+  // --context-shift, as llama-server: keeps the first n_keep tokens (and
+  // BOS), drops the n_discard after them, and queues the rest and the
+  // pending token to be evaluated again at their new positions; false when
+  // nothing can be dropped or the pool has no room for the rest.
+  bool shift_context(Slot& s);
   void finish(Slot& s, FinishReason reason);
   Timings timings_of(const Slot& s, bool started, std::chrono::steady_clock::time_point now) const;
   void report_progress(Slot& s, std::chrono::steady_clock::time_point now);  // when the task asked for it
@@ -153,6 +163,7 @@ class Scheduler {
   uint64_t clock_ = 0;  // assignment counter (slot recency)
   uint64_t slots_dropped_ = 0;  // idle slots' caches dropped for room
   uint64_t prefixes_shared_ = 0;  // prompts that took another slot's prefix
+  uint64_t context_shifts_ = 0;
 
   mutable std::mutex m_;
   std::condition_variable cv_;

@@ -75,6 +75,8 @@ Json ServerContext::generation_settings(const GenParams& p) const {
   const auto& s = p.sampling;
   return {{"n_ctx", model_->scheduler->config().n_ctx_slot},
           {"n_predict", p.n_predict},
+          {"n_keep", p.n_keep},
+          {"n_discard", p.n_discard},
           {"model", alias_},
           {"temperature", s.temperature},
           {"top_k", s.top_k},

@@ -33,7 +33,7 @@ struct ServerSettings {
   bool props_endpoint = false;     // --props: POST /props allowed
   bool verbose = false;            // -v: responses carry llama-server's __verbose object
   bool seed_given = false;         // --seed: requests without a seed use the defaults' seed
-  bool context_shift = false;      // --context-shift (stored; a full slot stops generation)
+  bool context_shift = false;      // --context-shift: a full context drops tokens and goes on
   int cache_ram_mib = 8192;        // -cram: host-memory prompt cache limit (-1: none, 0: off)
   int sleep_idle_seconds = -1;     // --sleep-idle-seconds (-1: never)
   std::string slot_save_path;      // --slot-save-path: folder of saved slots ("" disabled)

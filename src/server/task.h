@@ -33,6 +33,11 @@ struct GenParams {
   bool post_sampling_probs = false;
   bool return_progress = false;     // stream prompt-processing progress events
   bool timings_per_token = false;   // timings with every streamed event
+  // Context shift (--context-shift): prompt tokens kept at the start when the
+  // context is full (-1: the whole prompt; BOS is kept besides), and how many
+  // after them are dropped (0: half of the rest), as llama-server's fields.
+  int n_keep = 0;
+  int n_discard = 0;
 };
 
 struct TokenProb {

@@ -198,7 +198,7 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
            "host-memory prompt cache limit in MiB (default: 8192, -1: no limit, 0: off); stored",
            [&ss](const std::string& x) { ss.cache_ram_mib = int_in("--cache-ram", x, -1, 1 << 30); }),
       on_off(E, {"--context-shift"}, {"--no-context-shift"}, "LLAMA_ARG_CONTEXT_SHIFT",
-             "context shift on endless generation (default: off; a full slot ends generation)",
+             "context shift on endless generation: a full context drops half of what follows the kept prompt (request n_keep / n_discard) and goes on (default: off: it ends with finish_reason length)",
              [&ss](bool on) { ss.context_shift = on; }),
       flag(E, {"-np", "--parallel"}, "N", "LLAMA_ARG_N_PARALLEL",
            "slots decoding together (default 4; -1: 4)",
@@ -321,8 +321,6 @@ ServerArgs parse_server_args(int argc, char** argv, const EnvLookup& env) {
   a.server.default_template_kwargs = default_template_kwargs(a.run);
   // As llama-server: slots share one KV pool unless -np N is given without --kv-unified.
   if (!a.server.kv_unified_given && a.server.n_parallel_given) a.server.kv_unified = false;
-  if (a.server.context_shift)
-    a.run.flag_notes.push_back("--context-shift: stored; a slot that fills its context ends generation (no shift)");
   return a;
 }
 
