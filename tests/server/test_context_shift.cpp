@@ -141,4 +141,36 @@ TEST_F(ContextShiftTest, AFullPoolShiftsInsteadOfStopping) {
   EXPECT_LE(sch.stats().kv_pool_used_positions, 512);
 }
 
+// Gemma's sliding-window layers keep a ring of the last positions only: by
+// the time the context is full, the ring no longer holds the kept prefix, so
+// the cache keeps less than n_keep and the shift evaluates those tokens again too.
+class ContextShiftSlidingWindowTest : public ContextShiftTest {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new oscar::testing::TempDir();
+    const auto r = oscar::testing::run_capture(oscar::testing::kBin +
+                                               "/oscar-mkmodel --arch gemma3 --preset tiny --sliding-window 16 -o " +
+                                               dir_->file("m.gguf"));
+    ASSERT_EQ(r.first, 0) << r.second;
+  }
+};
+
+TEST_F(ContextShiftSlidingWindowTest, KeptTokensTheRingLostAreEvaluatedAgain) {
+  const int n_ctx = 64, n = 100;
+  s_.kv_swa_slack = 8;  // a ring of 24 positions: at 64, the first 40 are gone
+  auto cache = engine_->make_cache(s_, 1, n_ctx);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{1, n_ctx, 16, true}, Logger::quiet());
+  const auto a = prompt_of(3, 24);
+  Task ta = task(a, n, 12);
+  auto ca = ta.channel;
+  sch.submit(std::move(ta));
+  const auto [toks, done] = collect(*ca);
+  sch.shutdown();
+  const Reference ref = reference_shifted(a, n, n_ctx, 12, 0);
+  EXPECT_EQ(toks, ref.tokens);
+  EXPECT_TRUE(done.truncated);
+  EXPECT_GE(ref.shifts, 2);
+}
+
 }  // namespace
