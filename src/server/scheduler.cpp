@@ -179,15 +179,29 @@ void Scheduler::run_slot_commands() {
     cmds.swap(slot_commands_);
   }
   if (cmds.empty()) return;
+  // A command for a slot that is generating waits for it to finish, as
+  // llama-server defers it (it runs before a queued request can take the slot).
+  std::deque<std::shared_ptr<SlotCommand>> deferred;
+  for (auto it = cmds.begin(); it != cmds.end();) {
+    const int id = (*it)->id;
+    if (id >= 0 && id < (int)slots_.size() && slots_[(size_t)id]->active) {
+      deferred.push_back(std::move(*it));
+      it = cmds.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!deferred.empty()) {
+    std::lock_guard<std::mutex> l(m_);
+    slot_commands_.insert(slot_commands_.begin(), deferred.begin(), deferred.end());
+  }
+  if (cmds.empty()) return;
   std::vector<std::exception_ptr> failed(cmds.size());
   for (size_t i = 0; i < cmds.size(); ++i) {
     auto& c = cmds[i];
     try {
       if (c->id < 0 || c->id >= (int)slots_.size()) throw ApiError(400, "Invalid slot ID");
       Slot& s = *slots_[(size_t)c->id];
-      if (s.active)
-        throw ApiError(409, "slot " + std::to_string(s.id) + " is processing a request; retry when it is idle",
-                       "invalid_request_error");
       SlotAccess access{cache_, s.id, s.cached, [this, &s](int n) {
                           if (cache_.pages().pages_for(n) > idle_room(s.id)) return false;
                           cache_.clear(s.id);

@@ -106,10 +106,10 @@ class Scheduler {
   // Cancels every queued and running task (a second Ctrl-C during shutdown).
   void cancel_all() { cancel_all_.store(true); cv_.notify_one(); }
 
-  // Runs fn on the scheduler thread between steps with slot `id` and waits
-  // for it; fn's exceptions come back here. ApiError 400 for a slot that
-  // does not exist, 409 while the slot is processing a request, 503 once
-  // shutdown has begun.
+  // Runs fn on the scheduler thread between steps with slot `id` once the
+  // slot is idle (after the request it is processing, if any) and waits for
+  // it; fn's exceptions come back here. ApiError 400 for a slot that does
+  // not exist, 503 once shutdown has begun.
   void with_idle_slot(int id, std::function<void(SlotAccess&)> fn);
 
   const SchedulerConfig& config() const { return cfg_; }

@@ -5,8 +5,8 @@
 // probabilities) to the run that never stopped, with the restored tokens
 // counted as cached; corrupt, truncated and mismatched files get a 400
 // naming the defect while the server keeps serving; the contract's other
-// errors (no --slot-save-path, bad id, unknown action, bad file name, busy
-// slot) answer as llama-server does.
+// errors (no --slot-save-path, bad id, unknown action, bad file name) and a
+// busy slot (the action waits for it) answer as llama-server does.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -221,8 +221,10 @@ TEST_F(ServerSlots, ErrorsAsLlamaServer) {
   EXPECT_EQ(hidden.stop(), 0) << hidden.log();
 }
 
-// While a slot generates, its actions are refused (409) and the generation is unharmed.
-TEST_F(ServerSlots, BusySlotIsRefused) {
+// While a slot generates, an action on it waits for the generation to end
+// (as llama-server defers it), and the generation is unharmed: the save
+// then holds the whole conversation.
+TEST_F(ServerSlots, BusySlotIsSavedWhenItsGenerationEnds) {
   const std::string long_model = dir_->file("tiny-32k.gguf");
   ASSERT_EQ(run_capture(kBin + "/oscar-mkmodel --arch qwen3 --preset tiny --ctx 32768 -o " + long_model).first, 0);
   ServerProcess srv;
@@ -241,13 +243,14 @@ TEST_F(ServerSlots, BusySlotIsRefused) {
     if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(busy);
-  const Answer r = call(srv.port(), "POST", "/slots/0?action=save", R"({"filename":"busy.bin"})");
+  const Answer r = call(srv.port(), "POST", "/slots/0?action=save", R"({"filename":"busy.bin"})", 60000);
   t.join();
-  EXPECT_EQ(r.status, 409) << r.body.dump();
-  EXPECT_NE(r.body["error"]["message"].get<std::string>().find("is processing"), std::string::npos);
   EXPECT_EQ(gen.status, 200);
   EXPECT_EQ(gen.body["tokens_predicted"], 3000);
-  EXPECT_FALSE(std::filesystem::exists(dir_->file("slots3/busy.bin")));
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  // Every evaluated token: the prompt and all but the last generated one.
+  EXPECT_EQ(r.body["n_saved"].get<int>(), gen.body["tokens_evaluated"].get<int>() + 3000 - 1);
+  EXPECT_TRUE(std::filesystem::exists(dir_->file("slots3/busy.bin")));
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
