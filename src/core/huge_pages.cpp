@@ -77,6 +77,11 @@ void HugePageBuffer::commit() {
   for (size_t off = 0; off < size_; off += kSmallPage) p[off] = 0;
 }
 
+void HugePageBuffer::discard() {
+  if (region_ && region_size_ > 0) ::madvise(region_, region_size_, MADV_DONTNEED);
+  else if (data_) std::memset(data_, 0, size_);  // the heap fallback: zeros too, so both behave alike
+}
+
 void HugePageBuffer::release() {
   if (region_ && region_size_ > 0) ::munmap(region_, region_size_);
   else if (region_) ::operator delete(region_, std::align_val_t(kHugePageBytes));

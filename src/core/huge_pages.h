@@ -39,6 +39,10 @@ class HugePageBuffer {
   // it); a buffer filled a little at a time, like the KV cache during
   // decode, pays that at start-up instead of in the middle of a token.
   void commit();
+  // Gives the pages back to the system, keeping the address range: the
+  // contents read as zeros afterwards (the sanitizer build's heap fallback
+  // is zeroed and keeps its memory). For a server that sleeps when idle.
+  void discard();
 
  private:
   void release();

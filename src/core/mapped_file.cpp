@@ -68,6 +68,7 @@ MappedFile::MappedFile(const std::string& path, FileResidence how) : path_(path)
   if (::fstat(fd.fd, &st) != 0) throw Error("cannot stat '" + path + "': " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
   size_ = (size_t)st.st_size;
+  mtime_ = st.st_mtim;
   if (size_ == 0) return;
   if (how == FileResidence::kLoaded) {
     const std::optional<size_t> available = available_memory();
@@ -103,6 +104,27 @@ bool MappedFile::edit_loaded(const std::function<void(uint8_t*)>& edit) {
   return true;
 }
 
+void MappedFile::drop_resident() {
+  if (copy_.data()) copy_.discard();
+  else if (data_ && size_ > 0) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
+void MappedFile::reload() {
+  if (residence_ != FileResidence::kLoaded || !copy_.data()) return;
+  const FileDescriptor fd{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) throw Error("cannot open '" + path_ + "' again: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) throw Error("cannot stat '" + path_ + "': " + std::strerror(errno));
+  // The tensors' offsets, the repacking and every view into the copy were
+  // made for the file as it was: a different file cannot be read in its place.
+  if ((size_t)st.st_size != size_ || st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec)
+    throw Error("'" + path_ + "' has changed on disk since it was loaded; restart the server to load it");
+  copy_.make_writable();
+  const std::string why = read_all(fd.fd, copy_.data(), size_);
+  copy_.make_read_only();
+  if (!why.empty()) throw Error("cannot read '" + path_ + "' again: " + why);
+}
+
 MappedFile::~MappedFile() { release(); }
 
 void MappedFile::release() {
@@ -119,6 +141,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     release();
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
+    mtime_ = o.mtime_;
     copy_ = std::move(o.copy_);
     residence_ = o.residence_;
     path_ = std::move(o.path_);

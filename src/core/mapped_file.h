@@ -10,6 +10,8 @@
 // (docs/decisions/0009-huge-pages.md). The copy costs one read of the file at start-up.
 #pragma once
 
+#include <time.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -49,6 +51,15 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
   FileResidence residence() const { return residence_; }
+  // Gives the memory holding the file back to the system, keeping its
+  // address: a mapping's pages come back from the file on the next read; a
+  // loaded copy reads as zeros until reload(). (oscar-server's sleep.)
+  void drop_resident();
+  // After drop_resident(), a loaded copy is read again from the file, which
+  // must have the size and modification time it had when first read (Error
+  // otherwise, naming the path); its edits (edit_loaded) are the caller's to
+  // redo. Nothing to do for a mapping.
+  void reload();
   // For a loaded file only: unseals the copy, lets `edit` rewrite bytes in
   // place (it gets data() made writable) and seals it again. Returns false,
   // calling nothing, when the file is mapped: a mapping is never written.
@@ -61,6 +72,7 @@ class MappedFile {
   void release();
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  struct timespec mtime_ {};  // when the loaded copy was read: reload() checks the file is the same
   HugePageBuffer copy_;  // the memory of a loaded file
   FileResidence residence_ = FileResidence::kMapped;
   std::string path_;

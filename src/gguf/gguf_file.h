@@ -73,6 +73,10 @@ class GgufFile {
   // For a loaded file (not a mapping): edit(t, bytes) may rewrite the bytes
   // of each tensor `pick` selects, in place. Returns false, editing nothing,
   // when the file is mapped. See MappedFile::edit_loaded.
+  // oscar-server's sleep: see MappedFile::drop_resident / reload. The
+  // metadata parsed at open() is kept; only tensor bytes need the file.
+  void drop_resident() { map_.drop_resident(); }
+  void reload() { map_.reload(); }
   bool edit_loaded_tensors(const std::function<bool(const TensorInfo&)>& pick,
                            const std::function<void(const TensorInfo&, uint8_t*)>& edit);
 

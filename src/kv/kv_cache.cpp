@@ -355,4 +355,20 @@ std::string KvCache::describe() const {
   return out + buf;
 }
 
+void KvCache::release_memory() {
+  for (int seq = 0; seq < cfg_.n_seq; ++seq)
+    require(n_pos(seq) == 0, "KV cache: memory released while sequence " + std::to_string(seq) + " holds positions");
+  rows_.discard();
+  for (auto* stores : {&k_, &v_})
+    for (auto& s : *stores)
+      if (s) s->discard_own_rows();
+}
+
+void KvCache::restore_memory() {
+  rows_.commit();
+  for (auto* stores : {&k_, &v_})
+    for (auto& s : *stores)
+      if (s) s->commit_own_rows();
+}
+
 }  // namespace oscar::kv

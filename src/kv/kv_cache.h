@@ -108,6 +108,11 @@ class KvCache {
   void read_v(int seq, int layer, int head, int pos, float* out) const;
 
   void clear(int seq);
+  // oscar-server's sleep: with every sequence empty, the rows' memory goes
+  // back to the system; restore_memory() commits it again before the next
+  // write (Error if a sequence still holds positions).
+  void release_memory();
+  void restore_memory();
   // Keeps positions [0, n_keep) of seq and returns how many are kept: n_keep,
   // or 0 (the sequence is cleared) when a sliding-window ring has already
   // overwritten rows the token at n_keep would need.

@@ -57,6 +57,10 @@ class TierStore {
   // bytes of zeros starting on a 64-byte boundary, kept alive by the caller
   // for the store's life.
   void place(uint8_t* memory);
+  // A kOwn store's rows: memory given back / committed again (KvCache's
+  // release_memory); nothing for a kPlaced store, whose owner does it.
+  void discard_own_rows() { own_.discard(); }
+  void commit_own_rows() { own_.commit(); }
 
   bool tiered() const { return tiered_; }
   int ring() const { return ring_slots_; }  // 0: every position has its own row

@@ -63,6 +63,13 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   const gguf::GgufFile& file() const { return file_; }
   const quant::QuantTable& quant_table() const { return *table_; }
+  // oscar-server's sleep: the weights' memory goes back to the system (no
+  // forward pass may run until restore_weights()), then comes back, read
+  // again from the file and repacked as at load, at the same addresses, so
+  // every view of them stays valid. restore_weights throws Error when the
+  // file has changed on disk.
+  void release_weights();
+  void restore_weights();
 
  private:
   explicit Model(gguf::GgufFile file) : file_(std::move(file)) {}

@@ -307,6 +307,13 @@ size_t repack_rows16(gguf::GgufFile& file, ModelWeights& w, const quant::QuantTa
 
 }  // namespace
 
+void Model::release_weights() { file_.drop_resident(); }
+
+void Model::restore_weights() {
+  file_.reload();
+  repack_rows16(file_, weights_, *table_);
+}
+
 std::unique_ptr<Model> Model::load(const std::string& path, const quant::QuantTable& table,
                                    const Logger& log, FileResidence how) {
   std::unique_ptr<Model> m(new Model(gguf::GgufFile::open(path, how)));

@@ -117,19 +117,36 @@ SchedulerStats Scheduler::stats() const {
   return stats_;
 }
 
+bool Scheduler::wait_for_work() {
+  std::unique_lock<std::mutex> l(m_);
+  auto busy = [&] { return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; }); };
+  auto work = [&] { return stopping_ || !queue_.empty() || busy() || !slot_commands_.empty(); };
+  // Idle means nothing arrived for the whole period: any submit wakes the
+  // wait, and the next wait starts the period again.
+  while (cfg_.sleep_after.count() > 0 && !sleeping_ && !cv_.wait_for(l, cfg_.sleep_after, work)) {
+    l.unlock();
+    fall_asleep();
+    l.lock();
+  }
+  cv_.wait(l, work);
+  if (stopping_ && queue_.empty() && !busy()) {
+    for (auto& c : slot_commands_)
+      c->done.set_exception(std::make_exception_ptr(ApiError(503, "the server is shutting down", "unavailable_error")));
+    slot_commands_.clear();
+    return false;
+  }
+  return true;
+}
+
 void Scheduler::run() {
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> l(m_);
-      auto busy = [&] {
-        return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; });
-      };
-      cv_.wait(l, [&] { return stopping_ || !queue_.empty() || busy() || !slot_commands_.empty(); });
-      if (stopping_ && queue_.empty() && !busy()) {
-        for (auto& c : slot_commands_)
-          c->done.set_exception(std::make_exception_ptr(ApiError(503, "the server is shutting down", "unavailable_error")));
-        slot_commands_.clear();
-        return;
+  while (wait_for_work()) {
+    if (sleeping_) {
+      try {
+        wake_up();
+      } catch (const std::exception& e) {
+        log_.error(std::string("cannot wake up: ") + e.what());
+        fail_waiting(std::string("the server could not reload the model after sleeping: ") + e.what());
+        continue;
       }
     }
     try {
@@ -156,6 +173,48 @@ void Scheduler::run() {
     }
     publish();
   }
+}
+
+void Scheduler::fall_asleep() {
+  const auto t0 = Clock::now();
+  for (auto& s : slots_) {
+    cache_.clear(s->id);
+    s->cached.clear();
+  }
+  cache_.release_memory();
+  if (cfg_.sleep) cfg_.sleep();
+  sleeping_ = true;
+  ++sleeps_;
+  log_.info("sleeping after " + std::to_string(cfg_.sleep_after.count() / 1000) +
+            " s without requests: cached conversations dropped, KV cache and weights memory given back (" +
+            std::to_string((int)ms_between(t0, Clock::now())) + " ms); the next request reloads");
+  publish();
+}
+
+void Scheduler::wake_up() {
+  const auto t0 = Clock::now();
+  if (cfg_.wake) cfg_.wake();
+  cache_.restore_memory();
+  sleeping_ = false;
+  log_.info("awake: weights and KV cache back in " + std::to_string((int)ms_between(t0, Clock::now())) + " ms");
+  publish();
+}
+
+void Scheduler::fail_waiting(const std::string& why) {
+  std::deque<std::pair<Task, Clock::time_point>> tasks;
+  std::deque<std::shared_ptr<SlotCommand>> cmds;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    tasks.swap(queue_);
+    cmds.swap(slot_commands_);
+    stats_.queue_depth = 0;
+  }
+  for (auto& [task, queued_at] : tasks) {
+    Event ev;
+    ev.done = Done{FinishReason::Error, "", false, "", why, {}, -1};
+    task.channel->push(std::move(ev));
+  }
+  for (auto& c : cmds) c->done.set_exception(std::make_exception_ptr(ApiError(500, why, "server_error")));
 }
 
 void Scheduler::with_idle_slot(int id, std::function<void(SlotAccess&)> fn) {
@@ -677,6 +736,8 @@ void Scheduler::publish() {
   stats_.kv_pool_shared_positions = cache_.pages().shared_pages() * cache_.pages().page_positions();
   stats_.kv_prefixes_shared = prefixes_shared_;
   stats_.context_shifts = context_shifts_;
+  stats_.sleeping = sleeping_;
+  stats_.sleeps = sleeps_;
   if (!cache_.unified()) {  // every slot owns its pages: count the positions held
     stats_.kv_pool_used_positions = 0;
     for (const auto& s : slots_) stats_.kv_pool_used_positions += cache_.n_pos(s->id);

@@ -44,6 +44,12 @@ struct SchedulerConfig {
   // full) drops part of its cached tokens and goes on, instead of ending
   // with "length" (shift_context()).
   bool context_shift = false;
+  // --sleep-idle-seconds: after this long with no request and no slot
+  // action, the cached conversations are dropped, the KV memory is given
+  // back and `sleep` runs (the weights' memory: the server's to give); the
+  // next request runs `wake` first and waits for it. 0: never.
+  std::chrono::milliseconds sleep_after{0};
+  std::function<void()> sleep, wake;
 };
 
 struct SlotInfo {
@@ -76,6 +82,8 @@ struct SchedulerStats {
   int kv_pool_shared_positions = 0;  // in pages listed by more than one slot (each counted once)
   uint64_t kv_prefixes_shared = 0;   // prompts that took their prefix from another slot's pages
   uint64_t context_shifts = 0;       // --context-shift: times a generation dropped tokens to go on
+  bool sleeping = false;             // --sleep-idle-seconds: memory given back until the next request
+  uint64_t sleeps = 0;               // times the server went to sleep
 };
 
 // What a slot action (save, restore, erase: slot_persistence.h) may touch.
@@ -119,6 +127,12 @@ class Scheduler {
  private:
   struct Slot;
   void run();
+  // Waits for work; with sleep_after, falls asleep when none comes in time.
+  // Returns false when the loop should end (shutdown with nothing left).
+  bool wait_for_work();
+  void fall_asleep();
+  void wake_up();  // throws what cfg_.wake throws
+  void fail_waiting(const std::string& why);  // queued tasks and slot actions, after a failed wake
   void run_slot_commands();  // with_idle_slot()'s requests
   int idle_room(int seq) const;  // pages seq could have: free, its own, idle slots'
   void assign_queued();
@@ -164,6 +178,8 @@ class Scheduler {
   uint64_t slots_dropped_ = 0;  // idle slots' caches dropped for room
   uint64_t prefixes_shared_ = 0;  // prompts that took another slot's prefix
   uint64_t context_shifts_ = 0;
+  bool sleeping_ = false;  // scheduler thread; mirrored in stats_
+  uint64_t sleeps_ = 0;
 
   mutable std::mutex m_;
   std::condition_variable cv_;

@@ -121,6 +121,7 @@ Json ServerContext::props() const {
           {"kv_cache", m.kv_description},
           {"kv", kv_json()},
           {"kv_pool", kv_pool_json(m.scheduler->stats())},
+          {"is_sleeping", m.scheduler->stats().sleeping},
           {"kv_cache_tiers", to_json(m.kv_tiers)},
           {"build_info", build_id()},
           {"webui", settings_.webui}};

@@ -35,7 +35,7 @@ struct ServerSettings {
   bool seed_given = false;         // --seed: requests without a seed use the defaults' seed
   bool context_shift = false;      // --context-shift: a full context drops tokens and goes on
   int cache_ram_mib = 8192;        // -cram: host-memory prompt cache limit (-1: none, 0: off)
-  int sleep_idle_seconds = -1;     // --sleep-idle-seconds (-1: never)
+  int sleep_idle_seconds = -1;     // --sleep-idle-seconds: idle time before memory is given back (-1: never)
   std::string slot_save_path;      // --slot-save-path: folder of saved slots ("" disabled)
   bool prefill_assistant = true;   // --no-prefill-assistant: a final assistant message is a full turn
   bool skip_chat_parsing = false;  // --skip-chat-parsing: all output stays in content

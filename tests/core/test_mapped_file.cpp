@@ -2,6 +2,7 @@
 // loaded copy aligned for huge pages, and clear errors for missing files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <random>
@@ -38,6 +39,34 @@ TEST(MappedFile, BothResidencesHoldTheFileBytes) {
   // A loaded copy starts on a 2 MiB boundary, where a huge page can back it.
   const MappedFile loaded(path, FileResidence::kLoaded);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(loaded.data()) % (size_t(2) << 20), 0u);
+}
+
+// oscar-server's sleep: the memory goes back to the system (a loaded copy
+// reads as zeros, a mapping refaults from the file) and reload() brings the
+// same bytes back at the same address; a file changed meanwhile is refused.
+TEST(MappedFile, DroppedMemoryComesBackWithTheSameBytes) {
+  test::TmpDir t("mapped");
+  const std::string path = t.file("w.bin");
+  const auto want = write_random_file(path, (size_t(3) << 20) + 12345);
+  for (FileResidence how : {FileResidence::kMapped, FileResidence::kLoaded}) {
+    MappedFile f(path, how);
+    const uint8_t* at = f.data();
+    f.drop_resident();
+    if (how == FileResidence::kLoaded)
+      EXPECT_EQ(std::count(f.data(), f.data() + f.size(), 0), (long)f.size()) << "the copy's pages were given back";
+    f.reload();
+    EXPECT_EQ(f.data(), at);
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), f.data()));
+  }
+  MappedFile f(path, FileResidence::kLoaded);
+  f.drop_resident();
+  write_random_file(path, want.size() - 1);
+  try {
+    f.reload();
+    FAIL() << "a changed file was read in place of the one loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("changed on disk"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MappedFile, MovesKeepTheBytesAndEmptyTheSource) {

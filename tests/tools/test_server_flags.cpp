@@ -460,10 +460,12 @@ TEST(ServerFlags, ServerFlagsLandInTheSettings) {
   EXPECT_EQ(a.run.hf_repo, "u/r:Q4_0");
   EXPECT_EQ(a.run.hf_file, "f.gguf");
   EXPECT_EQ(a.run.hf_token, "tok");
-  // Stored-only settings say so.
-  bool idle_note = false;
-  for (const auto& n : a.run.flag_notes) idle_note |= n.find("--sleep-idle-seconds") != std::string::npos;
-  EXPECT_TRUE(idle_note);
+  // Flags that work are not noted as having no effect.
+  for (const auto& n : a.run.flag_notes) {
+    EXPECT_EQ(n.find("--sleep-idle-seconds"), std::string::npos) << n;
+    EXPECT_EQ(n.find("--context-shift"), std::string::npos) << n;
+  }
+  EXPECT_THROW(parse({"--sleep-idle-seconds", "0"}), Error);  // as llama-server: -1 or a positive number
   EXPECT_THROW(parse({"--ssl-key-file", "k.pem"}), Error);  // the certificate is missing
   EXPECT_THROW(parse({"--host", "/tmp/x.sock"}), Error);
   EXPECT_THROW(parse({"-np", "0"}), Error);

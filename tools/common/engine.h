@@ -42,6 +42,9 @@ class Engine {
   // rings of n_seq sequences taken off first); throws Error when none do.
   int pool_positions_for_memory(const RunSettings& s, int n_seq, int n_ctx_seq, size_t bytes) const;
   runtime::ForwardOptions forward_options(const RunSettings& s);
+  // oscar-server's sleep (model::Model::release_weights / restore_weights).
+  void release_weights() { model_->release_weights(); }
+  void restore_weights() { model_->restore_weights(); }
 
  private:
   std::string describe_pool(const kv::KvCache& cache, const kv::KvCacheConfig& cfg) const;

@@ -214,8 +214,17 @@ int run(int argc, char** argv) {
     const auto [n_ctx_slot, pool_positions] = kv_layout(*engine, s, ss);
     cache = engine->make_cache(s, ss.n_parallel, n_ctx_slot, pool_positions);
     fwd = std::make_unique<runtime::Forward>(engine->model(), *cache, engine->pool(), engine->forward_options(s));
-    scheduler = std::make_unique<server::Scheduler>(
-        engine->tokenizer(), *cache, *fwd, server::SchedulerConfig{ss.n_parallel, n_ctx_slot, s.n_ubatch, ss.context_shift}, log);
+    server::SchedulerConfig sched{ss.n_parallel, n_ctx_slot, s.n_ubatch, ss.context_shift};
+    if (ss.sleep_idle_seconds > 0 && ss.embeddings) {
+      // The embedder runs on the request threads over the same weights; it
+      // does not yet take part in waking them.
+      log.warn("--sleep-idle-seconds is off with --embedding (the embedder shares the weights)");
+    } else if (ss.sleep_idle_seconds > 0) {
+      sched.sleep_after = std::chrono::seconds(ss.sleep_idle_seconds);
+      sched.sleep = [&engine] { engine->release_weights(); };
+      sched.wake = [&engine] { engine->restore_weights(); };
+    }
+    scheduler = std::make_unique<server::Scheduler>(engine->tokenizer(), *cache, *fwd, sched, log);
 
     auto m = std::make_unique<server::LoadedModel>();
     m->tokenizer = &engine->tokenizer();

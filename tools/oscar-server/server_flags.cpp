@@ -254,11 +254,11 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
              "continue a final assistant message (default: on); off: it is a finished turn",
              [&ss](bool on) { ss.prefill_assistant = on; }),
       flag(E, {"--sleep-idle-seconds"}, "SECONDS", "",
-           "idle time before the server would unload the model (-1: never); stored, unloading is not implemented",
-           [&ss, &s](const std::string& x) {
+           "after this many seconds without requests, drop cached conversations and give the weights' and KV "
+           "cache's memory back until the next request (default: -1, never)",
+           [&ss](const std::string& x) {
              ss.sleep_idle_seconds = int_in("--sleep-idle-seconds", x, -1, 1 << 30);
-             if (ss.sleep_idle_seconds >= 0)
-               s.flag_notes.push_back("--sleep-idle-seconds: stored; the model stays loaded (idle sleep is not implemented)");
+             if (ss.sleep_idle_seconds == 0) throw Error("--sleep-idle-seconds: cannot be 0 (-1: never)");
            }),
       flag(E, {"--embedding", "--embeddings"}, "", "LLAMA_ARG_EMBEDDINGS",
            "serve /v1/embeddings, /embedding, /embeddings", [&ss](const std::string&) { ss.embeddings = true; }),
