@@ -112,4 +112,34 @@ TEST_F(SchedulerSleepTest, AFailedWakeFailsTheWaitingRequestAndTheNextOneRetries
   EXPECT_EQ(wakes.load(), 2);
 }
 
+// Q4_K and Q6_K matrices are repacked 16 rows at a time when loaded; the
+// copy read again on waking must be repacked again, or the kernels would
+// read the file's layout as theirs.
+class SchedulerSleepRepackedTest : public SchedulerSleepTest {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new oscar::testing::TempDir();
+    const auto r = oscar::testing::run_capture(oscar::testing::kBin +
+                                               "/oscar-mkmodel --arch qwen3 --preset tiny --embd 256 --ffn 512 "
+                                               "--type q4_k_m -o " + dir_->file("m.gguf"));
+    ASSERT_EQ(r.first, 0) << r.second;
+  }
+};
+
+TEST_F(SchedulerSleepRepackedTest, RepackedWeightsAreRepackedAgainOnWaking) {
+  const std::vector<int32_t> want = reference(prompt(), 12);
+  auto cache = engine_->make_cache(s_, 1, 256);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  SchedulerConfig cfg{1, 256, 64};
+  cfg.sleep_after = 100ms;
+  cfg.sleep = [&] { engine_->release_weights(); };
+  cfg.wake = [&] { engine_->restore_weights(); };
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, cfg, Logger::quiet());
+  ASSERT_TRUE(wait_until([&] { return sch.stats().sleeping; }));
+  Task a = greedy_task(prompt(), 12);
+  auto ca = a.channel;
+  sch.submit(std::move(a));
+  EXPECT_EQ(collect(*ca).first, want);
+}
+
 }  // namespace
