@@ -46,19 +46,22 @@ void Sampler::accept(int32_t token) {
   while (history_.size() > keep) history_.pop_front();
 }
 
-void Sampler::apply_penalties() {
+template <class LogitOf>
+void Sampler::adjust_logits(int n_vocab, LogitOf&& logit_of) {
+  for (const auto& [id, bias] : s_.logit_bias)
+    if (id >= 0 && id < n_vocab) logit_of(id) += bias;
   const bool any = s_.repeat_penalty != 1.0f || s_.frequency_penalty != 0.0f || s_.presence_penalty != 0.0f;
   if (!any || history_.empty()) return;
   std::unordered_map<int32_t, int> count;
   for (int32_t t : history_) count[t]++;
-  for (auto& c : cand_) {
-    auto it = count.find(c.id);
-    if (it == count.end()) continue;
+  for (const auto& [id, n] : count) {
+    if (id < 0 || id >= n_vocab) continue;
     // Repetition penalty as in llama.cpp / CTRL: shrink positive logits,
     // push negative ones further down.
-    if (c.logit <= 0) c.logit *= s_.repeat_penalty;
-    else c.logit /= s_.repeat_penalty;
-    c.logit -= (float)it->second * s_.frequency_penalty + s_.presence_penalty;
+    float& x = logit_of(id);
+    if (x <= 0) x *= s_.repeat_penalty;
+    else x /= s_.repeat_penalty;
+    x -= (float)n * s_.frequency_penalty + s_.presence_penalty;
   }
 }
 
@@ -68,51 +71,58 @@ bool by_logit(const Candidate& a, const Candidate& b) {
 }
 }  // namespace
 
-bool Sampler::restrict_to_grammar() {
+bool Sampler::restrict_to_grammar(const float* row, int n_vocab) {
   // The chain after the grammar keeps at most `want` tokens (top-k, or one
   // when greedy), the best allowed ones. Checking candidates best-first one
   // token at a time usually finds them among the first few, which is much
   // cheaper than the whole-vocabulary mask and gives the same result.
   const size_t want = s_.temperature <= 0.0f ? 1 : (s_.top_k > 0 ? (size_t)s_.top_k : 0);
   if (want > 0) {
-    const size_t probe = std::min(cand_.size(), std::max<size_t>(64, want * 4));
-    std::partial_sort(cand_.begin(), cand_.begin() + (long)probe, cand_.end(), by_logit);
-    std::vector<Candidate> kept;
-    for (size_t i = 0; i < probe && kept.size() < want; ++i)
-      if (!std::isinf(cand_[i].logit) && constraint_->allows(cand_[i].id)) kept.push_back(cand_[i]);
-    if (kept.size() == want) {
-      cand_ = std::move(kept);
-      return true;
-    }
+    const int probe = std::min(n_vocab, (int)std::max<size_t>(64, want * 4));
+    select_top_k(row, n_vocab, probe, probe_);
+    cand_.clear();
+    for (size_t i = 0; i < probe_.size() && cand_.size() < want; ++i)
+      if (!std::isinf(probe_[i].logit) && constraint_->allows(probe_[i].id)) cand_.push_back(probe_[i]);
+    if (cand_.size() == want) return true;
   }
   const std::vector<uint64_t>& mask = constraint_->allowed_mask();
   // Rows may be padded beyond the tokenizer's vocabulary: those ids have no
   // text and are never allowed.
-  const size_t n_known = constraint_->vocab().n_vocab();
-  size_t n = 0;
-  for (const Candidate& c : cand_) {
-    const size_t id = (size_t)c.id;
-    if (id < n_known && (mask[id >> 6] >> (id & 63) & 1) && !(std::isinf(c.logit) && c.logit < 0)) cand_[n++] = c;
-  }
-  cand_.resize(n);
-  return n > 0;
+  const size_t n_known = std::min(constraint_->vocab().n_vocab(), (size_t)n_vocab);
+  cand_.clear();
+  for (size_t id = 0; id < n_known; ++id)
+    if ((mask[id >> 6] >> (id & 63) & 1) && !(std::isinf(row[id]) && row[id] < 0))
+      cand_.push_back({(int32_t)id, row[id], 0.0f});
+  return !cand_.empty();
+}
+
+const float* Sampler::adjusted_row(const float* logits, int n_vocab) {
+  const bool penalties = s_.repeat_penalty != 1.0f || s_.frequency_penalty != 0.0f || s_.presence_penalty != 0.0f;
+  if (s_.logit_bias.empty() && !(penalties && !history_.empty())) return logits;
+  adjusted_.assign(logits, logits + n_vocab);
+  adjust_logits(n_vocab, [&](int32_t id) -> float& { return adjusted_[(size_t)id]; });
+  return adjusted_.data();
 }
 
 int32_t Sampler::sample(const float* logits, int n_vocab) {
-  cand_.resize((size_t)n_vocab);
-  for (int i = 0; i < n_vocab; ++i) cand_[(size_t)i] = {i, logits[i], 0.0f};
-  for (const auto& [id, bias] : s_.logit_bias)
-    if (id >= 0 && id < n_vocab) cand_[(size_t)id].logit += bias;
-  apply_penalties();
+  const float* row = adjusted_row(logits, n_vocab);
   if (constraint_) {
     sampled_ = true;
-    if (!restrict_to_grammar()) {
+    if (!restrict_to_grammar(row, n_vocab)) {
       // Nothing can continue the output (a grammar the vocabulary cannot
       // spell): end the generation rather than break the grammar.
       const auto& eog = constraint_->vocab().eog();
       cand_.clear();
       return eog.empty() ? 0 : eog[0];
     }
+  } else if (s_.temperature > 0.0f && s_.top_k > 0 && s_.top_k < n_vocab) {
+    // The common chain needs only the k best tokens: one pass over the row
+    // (sampling/top_k.h) gives exactly the candidates a sort would keep.
+    select_top_k(row, n_vocab, s_.top_k, cand_);
+    return sample_truncated();
+  } else {
+    cand_.resize((size_t)n_vocab);
+    for (int i = 0; i < n_vocab; ++i) cand_[(size_t)i] = {i, row[i], 0.0f};
   }
 
   if (s_.temperature <= 0.0f) {
@@ -123,6 +133,10 @@ int32_t Sampler::sample(const float* logits, int n_vocab) {
     std::partial_sort(cand_.begin(), cand_.begin() + s_.top_k, cand_.end(), by_logit);
     cand_.resize((size_t)s_.top_k);
   }
+  return sample_truncated();
+}
+
+int32_t Sampler::sample_truncated() {
   softmax_sorted(cand_);
   if (s_.typical_p < 1.0f) {
     // Locally typical sampling: keep the tokens whose surprise is closest to

@@ -19,6 +19,7 @@
 #include "grammar/grammar.h"
 #include "grammar/token_constraint.h"
 #include "grammar/token_trie.h"
+#include "sampling/top_k.h"
 
 namespace oscar::sampling {
 
@@ -36,12 +37,6 @@ struct SamplerSettings {
   uint64_t seed = 0xFFFFFFFF;  // llama.cpp's "random" default is resolved by the caller
   // Output must match this grammar (GBNF or JSON Schema, compiled); null: free.
   std::shared_ptr<const grammar::Grammar> grammar;
-};
-
-struct Candidate {
-  int32_t id;
-  float logit;
-  float p;
 };
 
 class Sampler {
@@ -69,14 +64,24 @@ class Sampler {
   const std::vector<Candidate>& last_candidates() const { return cand_; }
 
  private:
-  void apply_penalties();
-  // Keeps only the candidates the grammar allows; false when none is.
-  bool restrict_to_grammar();
+  // Logit bias and penalties, on the logit of each token they touch.
+  template <class LogitOf>
+  void adjust_logits(int n_vocab, LogitOf&& logit_of);
+  // The chain after top-k (typical-p, top-p, min-p, temperature, draw) on cand_.
+  int32_t sample_truncated();
+  // The logits with bias and penalties applied (a copy), or the row itself
+  // when neither applies.
+  const float* adjusted_row(const float* logits, int n_vocab);
+  // cand_ = the candidates of `row` the grammar allows (only the best ones
+  // when the chain keeps a fixed number); false when none is.
+  bool restrict_to_grammar(const float* row, int n_vocab);
   SamplerSettings s_;
   std::shared_ptr<const grammar::TokenTrie> vocab_;
   std::shared_ptr<grammar::MaskCache> masks_;
   std::unique_ptr<grammar::TokenConstraint> constraint_;
   bool sampled_ = false;
+  std::vector<float> adjusted_;      // the row with bias and penalties (adjusted_row)
+  std::vector<Candidate> probe_;     // the best tokens checked against the grammar first
   std::mt19937_64 rng_;
   std::deque<int32_t> history_;
   std::vector<Candidate> cand_;
