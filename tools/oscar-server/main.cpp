@@ -215,7 +215,9 @@ int run(int argc, char** argv) {
     cache = engine->make_cache(s, ss.n_parallel, n_ctx_slot, pool_positions);
     fwd = std::make_unique<runtime::Forward>(engine->model(), *cache, engine->pool(), engine->forward_options(s));
     scheduler = std::make_unique<server::Scheduler>(
-        engine->tokenizer(), *cache, *fwd, server::SchedulerConfig{ss.n_parallel, n_ctx_slot, s.n_ubatch}, log);
+        engine->tokenizer(), *cache, *fwd, server::SchedulerConfig{ss.n_parallel, n_ctx_slot, s.n_ubatch,
+                                               ss.cache_ram_mib < 0 ? -1 : (int64_t)ss.cache_ram_mib << 20},
+        log);
 
     auto m = std::make_unique<server::LoadedModel>();
     m->tokenizer = &engine->tokenizer();
