@@ -155,6 +155,28 @@ TEST_F(OscarBench, SyntheticFillSizesTheCacheLikeTheModelFill) {
   }
 }
 
+// --kv-layout pool: the same decode over pool pages that alternate with a
+// second sequence's reads the same cached positions (same bytes per token
+// and bits per value), in a cache that holds both sequences' pages.
+TEST_F(OscarBench, PoolLayoutReadsTheSamePositionsAsTheSplitOne) {
+  for (const char* t : {"f16", "q2_0"}) {
+    const json rows = bench_json("-m " + model() + " -p 0 -n 3 -d 600 -t 1 -r 1 --fill synthetic --kv-layout split,pool" +
+                                 " -ctk " + t + " -ctv " + t + " --kv-hp-sink 16 --kv-hp-recent 64");
+    ASSERT_EQ(rows.size(), 2u) << t;
+    const json& split = rows[0]["kv_layout"] == "split" ? rows[0] : rows[1];
+    const json& pool = rows[0]["kv_layout"] == "pool" ? rows[0] : rows[1];
+    ASSERT_EQ(pool["kv_layout"], "pool") << t;
+    EXPECT_EQ(pool["bytes_per_token"], split["bytes_per_token"]) << t;
+    EXPECT_EQ(pool["kv_bits_per_value"], split["kv_bits_per_value"]) << t;
+    EXPECT_GT(pool["kv_bytes"].get<double>(), split["kv_bytes"].get<double>()) << t;  // two sequences' pages
+    EXPECT_GT(pool["avg_ts"].get<double>(), 0) << t;
+  }
+  const BenchRun md = bench("-m " + model() + " -p 0 -n 2 -d 300 -t 1 -r 1 --fill synthetic --kv-layout pool");
+  EXPECT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("tg2 @ d300 [pool]"), std::string::npos) << md.out;
+  EXPECT_NE(bench("-m " + model() + " -n 2 --kv-layout paged").rc, 0);
+}
+
 TEST_F(OscarBench, OtherOutputFormats) {
   const std::string base = "-m " + model() + "," + model() + " -p 8 -n 2 -t 1 -r 1 --no-warmup";
   BenchRun r = bench(base + " -o jsonl");

@@ -166,7 +166,20 @@ class TestRun {
     tools::RunSettings s = p_.kv;
     s.cache_k = t.type_k;
     s.cache_v = t.type_v;
-    cache_ = lm.engine->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
+    const int n_ctx = t.n_depth + t.n_prompt + t.n_gen;
+    if (t.kv_layout == "pool") {
+      // A unified pool for two sequences whose pages are taken in turn, as
+      // when two conversations grow together: sequence 0's pages alternate
+      // with sequence 1's, so its attention reads one run per page (the
+      // worst case of the paged layout; a lone sequence's pages would be
+      // consecutive).
+      const int page = kv::KvCacheConfig{}.page_positions;
+      cache_ = lm.engine->make_cache(s, 2, n_ctx, 2 * ((n_ctx + page - 1) / page) * page);
+      for (int n = page; n < n_ctx + page; n += page)
+        for (int seq : {0, 1}) require(cache_->reserve(seq, std::min(n, n_ctx)), "--kv-layout pool: the pool is short");
+    } else {
+      cache_ = lm.engine->make_cache(s, 1, n_ctx);
+    }
     r_.kv_bytes = cache_->bytes_allocated();
     runtime::ForwardOptions options = lm.engine->forward_options(s);
     if (p_.profile) options.profile = &profile_;
