@@ -92,8 +92,9 @@ std::string bench_usage() {
          "                                a file: FILE.json a JSON Schema, any other a GBNF grammar\n"
          "                                (the sampler under that grammar, restarted when complete)\n"
          "        --kv-layout L[,L]       split (each sequence's K/V rows contiguous: the layout before the\n"
-         "                                pool, default) or pool (256-position pages of a unified pool,\n"
-         "                                every other page held by a second sequence: one run per page)\n"
+         "                                pool, default), pool (256-position pages of a unified pool, the\n"
+         "                                sequence alone) or pool-interleaved (every other page held by a\n"
+         "                                second sequence: one run per page)\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
 
@@ -163,7 +164,8 @@ BenchParams parse_bench_params(int argc, char** argv) {
     } else if (flag == "--kv-layout") {
       p.kv_layout = split_commas(flag, value());
       for (const std::string& l : p.kv_layout)
-        if (l != "split" && l != "pool") throw Error("--kv-layout: expected split or pool, got '" + l + "'");
+        if (l != "split" && l != "pool" && l != "pool-interleaved")
+          throw Error("--kv-layout: expected split, pool or pool-interleaved, got '" + l + "'");
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");

@@ -167,16 +167,17 @@ class TestRun {
     s.cache_k = t.type_k;
     s.cache_v = t.type_v;
     const int n_ctx = t.n_depth + t.n_prompt + t.n_gen;
-    if (t.kv_layout == "pool") {
-      // A unified pool for two sequences whose pages are taken in turn, as
-      // when two conversations grow together: sequence 0's pages alternate
-      // with sequence 1's, so its attention reads one run per page (the
-      // worst case of the paged layout; a lone sequence's pages would be
-      // consecutive).
+    if (t.kv_layout != "split") {
+      // A unified pool holding two sequences' pages (the same memory either
+      // way). pool: sequence 0 takes its pages first, consecutive, as a
+      // conversation growing alone. pool-interleaved: the two take pages in
+      // turn, as two conversations growing together, so sequence 0's
+      // attention reads one run per page (the paged layout's worst case).
       const int page = kv::KvCacheConfig{}.page_positions;
       cache_ = lm.engine->make_cache(s, 2, n_ctx, 2 * ((n_ctx + page - 1) / page) * page);
-      for (int n = page; n < n_ctx + page; n += page)
-        for (int seq : {0, 1}) require(cache_->reserve(seq, std::min(n, n_ctx)), "--kv-layout pool: the pool is short");
+      const int step = t.kv_layout == "pool-interleaved" ? page : n_ctx;
+      for (int n = step; n < n_ctx + step; n += step)
+        for (int seq : {0, 1}) require(cache_->reserve(seq, std::min(n, n_ctx)), "--kv-layout: the pool is short");
     } else {
       cache_ = lm.engine->make_cache(s, 1, n_ctx);
     }
