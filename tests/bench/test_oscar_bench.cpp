@@ -156,29 +156,29 @@ TEST_F(OscarBench, SyntheticFillSizesTheCacheLikeTheModelFill) {
   }
 }
 
-// --kv-layout: the same decode over pool pages (consecutive, or
-// alternating with a second sequence's) reads the same cached positions as
+// --kv-layout: the same decode over pool pages (grown alone, or together
+// with a second sequence) reads the same cached positions as
 // the contiguous layout (same bytes per token and bits per value), in a
 // cache that holds both sequences' pages.
 TEST_F(OscarBench, PoolLayoutsReadTheSamePositionsAsTheSplitOne) {
   for (const char* t : {"f16", "q2_0"}) {
     const json rows = bench_json("-m " + model() + " -p 0 -n 3 -d 600 -t 1 -r 1 --fill synthetic" +
-                                 " --kv-layout split,pool,pool-interleaved -ctk " + t + " -ctv " + t +
+                                 " --kv-layout split,pool,pool-together -ctk " + t + " -ctv " + t +
                                  " --kv-hp-sink 16 --kv-hp-recent 64");
     ASSERT_EQ(rows.size(), 3u) << t;
     std::map<std::string, json> by;
     for (const json& r : rows) by[r["kv_layout"].get<std::string>()] = r;
     ASSERT_EQ(by.size(), 3u) << t;
-    for (const char* pool : {"pool", "pool-interleaved"}) {
+    for (const char* pool : {"pool", "pool-together"}) {
       EXPECT_EQ(by[pool]["bytes_per_token"], by["split"]["bytes_per_token"]) << t << " " << pool;
       EXPECT_EQ(by[pool]["kv_bits_per_value"], by["split"]["kv_bits_per_value"]) << t << " " << pool;
       EXPECT_GT(by[pool]["kv_bytes"].get<double>(), by["split"]["kv_bytes"].get<double>()) << t << " " << pool;
       EXPECT_GT(by[pool]["avg_ts"].get<double>(), 0) << t << " " << pool;
     }
   }
-  const BenchRun md = bench("-m " + model() + " -p 0 -n 2 -d 300 -t 1 -r 1 --fill synthetic --kv-layout pool-interleaved");
+  const BenchRun md = bench("-m " + model() + " -p 0 -n 2 -d 300 -t 1 -r 1 --fill synthetic --kv-layout pool-together");
   EXPECT_EQ(md.rc, 0) << md.err;
-  EXPECT_NE(md.out.find("tg2 @ d300 [pool-interleaved]"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("tg2 @ d300 [pool-together]"), std::string::npos) << md.out;
   EXPECT_NE(bench("-m " + model() + " -n 2 --kv-layout paged").rc, 0);
 }
 

@@ -93,8 +93,8 @@ std::string bench_usage() {
          "                                (the sampler under that grammar, restarted when complete)\n"
          "        --kv-layout L[,L]       split (each sequence's K/V rows contiguous: the layout before the\n"
          "                                pool, default), pool (256-position pages of a unified pool, the\n"
-         "                                sequence alone) or pool-interleaved (every other page held by a\n"
-         "                                second sequence: one run per page)\n"
+         "                                sequence grown alone) or pool-together (it and a second sequence\n"
+         "                                grown a page each in turn)\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
 
@@ -164,8 +164,8 @@ BenchParams parse_bench_params(int argc, char** argv) {
     } else if (flag == "--kv-layout") {
       p.kv_layout = split_commas(flag, value());
       for (const std::string& l : p.kv_layout)
-        if (l != "split" && l != "pool" && l != "pool-interleaved")
-          throw Error("--kv-layout: expected split, pool or pool-interleaved, got '" + l + "'");
+        if (l != "split" && l != "pool" && l != "pool-together")
+          throw Error("--kv-layout: expected split, pool or pool-together, got '" + l + "'");
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");

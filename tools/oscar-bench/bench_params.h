@@ -42,9 +42,9 @@ struct BenchParams {
   // JSON Schema / GBNF file; one tg test per item.
   std::vector<std::string> sample = {"off"};
   // --kv-layout: split (each sequence's rows contiguous, as before the pool),
-  // pool (pages of a unified pool, the sequence alone: consecutive pages) or
-  // pool-interleaved (every other page another sequence's, as when
-  // conversations grow together: one run per page); one test per item.
+  // pool (pages of a unified pool, the sequence grown alone) or
+  // pool-together (two sequences grown a page each in turn, as conversations
+  // decoding together); one test per item.
   std::vector<std::string> kv_layout = {"split"};
   bool help = false;
   tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used
