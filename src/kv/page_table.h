@@ -25,8 +25,10 @@ namespace oscar::kv {
 
 class PageTable {
  public:
-  // A shared pool: pages are taken on demand, lowest free first (a sequence
-  // written alone gets consecutive pages, which its readers see as one run).
+  // A shared pool: pages are taken on demand, each sequence's next page
+  // right after its last where free, new runs in the middle of the longest
+  // free run (so a sequence written alone, and sequences growing together,
+  // get consecutive pages, which their readers see as one run each).
   PageTable(int n_seq, int page_positions, int n_pages, int max_positions);
   // Every sequence owns ceil(max_positions / page_positions) pages of its
   // own from the start (never short, never shared).
@@ -74,7 +76,10 @@ class PageTable {
   int free_after(const std::vector<int>& keep) const;
 
  private:
-  int take_page(int after);  // a free page, preferring the one after `after`
+  // A free page for a sequence whose last page is `after` (-1: none): the
+  // page right after it if free, else a page of the longest free run (its
+  // first page at the pool's start, else its middle).
+  int take_page(int after);
 
   int page_ = 0, max_positions_ = 0, n_free_ = 0;
   bool fixed_ = false;

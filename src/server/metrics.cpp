@@ -72,6 +72,12 @@ std::string render_metrics(const SchedulerStats& s, const HttpCountersSnapshot& 
   metric(o, "oscar:kv_pool_shared_positions", "gauge",
          "Positions of the KV pool in pages listed by more than one slot (a shared prompt prefix, stored once).",
          (double)s.kv_pool_shared_positions);
+  metric(o, "oscar:prompt_cache_ram_entries", "gauge", "Conversations kept in host memory (--cache-ram).",
+         (double)s.host_cache.entries);
+  metric(o, "oscar:prompt_cache_ram_bytes", "gauge", "Bytes of the conversations kept in host memory (--cache-ram).",
+         (double)s.host_cache.bytes);
+  metric(o, "oscar:prompt_cache_ram_hits_total", "counter",
+         "Prompts whose prefix was imported from host memory (--cache-ram).", (double)s.host_cache.hits);
   metric(o, "oscar:kv_bits_per_value", "gauge", "Bits per cached K/V value over all tiers.", s.kv.bits_per_value);
   metric(o, "oscar:kv_main_bits_per_value", "gauge", "Bits per value of the main (quantized) tier.",
          s.kv.main_bits_per_value);

@@ -73,7 +73,7 @@ struct Scheduler::Slot {
 
 Scheduler::Scheduler(const tok::Tokenizer& tokenizer, kv::KvCache& cache, runtime::Forward& fwd,
                      SchedulerConfig cfg, Logger log)
-    : tok_(tokenizer), cache_(cache), fwd_(fwd), cfg_(cfg), log_(log) {
+    : tok_(tokenizer), cache_(cache), fwd_(fwd), cfg_(cfg), log_(log), host_cache_(cfg.host_cache_bytes) {
   require(cfg_.n_slots >= 1 && cfg_.n_slots <= cache.n_seq(), "scheduler: slot count does not match the cache");
   require(cfg_.n_ctx_slot >= 1 && cfg_.n_ctx_slot <= cache.capacity(), "scheduler: slot context exceeds the cache");
   require(cfg_.n_ubatch >= 1, "scheduler: batch size must be positive");
@@ -82,6 +82,7 @@ Scheduler::Scheduler(const tok::Tokenizer& tokenizer, kv::KvCache& cache, runtim
     slots_.back()->id = i;
     cache_.clear(i);
   }
+  log_.info(host_cache_description(cfg_.host_cache_bytes));
   publish();
   thread_ = std::thread([this] { run(); });
 }
@@ -182,6 +183,7 @@ void Scheduler::fall_asleep() {
     s->cached.clear();
   }
   cache_.release_memory();
+  host_cache_.clear();
   if (cfg_.sleep) cfg_.sleep();
   sleeping_ = true;
   ++sleeps_;
@@ -335,8 +337,17 @@ void Scheduler::assign_queued() {
       ++it;
       continue;
     }
-    if (cache_.unified() && !prompt_fits(t, place)) break;  // waits; so do the ones behind it
+    // A longer prefix kept in host memory (--cache-ram) is imported whole,
+    // then cut back: only if its pages can be had now.
+    HostPromptCache::Match ram;
+    if (t.params.cache_prompt) ram = host_cache_.find(t.prompt, std::max(place.keep, place.shared));
+    if (ram.entry && cache_.unified() && !prompt_fits(t, Placement{pick}, (int)ram.entry->tokens.size()))
+      ram = {};
+    if (cache_.unified() && !ram.entry && !prompt_fits(t, place)) break;  // waits; so do the ones behind it
     Slot& s = *slots_[(size_t)pick];
+    // The slot's conversation, unless the new prompt continues it, goes to
+    // host memory before it is cut back or replaced.
+    if (s.cached.size() > (ram.entry || place.donor >= 0 ? 0 : place.keep)) host_cache_.save(cache_, s.id, s.cached);
     s.task = std::move(t);
     s.t_queued = it->second;
     it = queue_.erase(it);
@@ -348,7 +359,8 @@ void Scheduler::assign_queued() {
     // the cache then keeps less (or nothing), and so must we.
     keep = (size_t)cache_.truncate(s.id, (int)keep);
     s.cached.resize(keep);
-    if (place.donor >= 0) keep = share_prefix(s, *slots_[(size_t)place.donor], place.shared);
+    if (place.donor >= 0 && !ram.entry) keep = share_prefix(s, *slots_[(size_t)place.donor], place.shared);
+    if (ram.entry) keep = load_from_host(s, ram);
     // The prompt's pages now (and the first generated token's), so that its
     // chunks never wait for room; prompt_fits() said they can be had.
     if (cache_.unified())
@@ -545,9 +557,9 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
   }
 }
 
-bool Scheduler::prompt_fits(const Task& t, const Placement& place) const {
+bool Scheduler::prompt_fits(const Task& t, const Placement& place, int at_least) const {
   const kv::PageTable& pt = cache_.pages();
-  const int n = (int)std::min(t.prompt.size() + 1, (size_t)cfg_.n_ctx_slot);
+  const int n = std::max(at_least, (int)std::min(t.prompt.size() + 1, (size_t)cfg_.n_ctx_slot));
   const int pick = place.slot;
   // Pages left listed once idle slots are dropped and the slot cut back; a
   // page shared with a running slot stays.
@@ -583,6 +595,17 @@ size_t Scheduler::share_prefix(Slot& s, const Slot& donor, size_t n) {
   return (size_t)got;
 }
 
+size_t Scheduler::load_from_host(Slot& s, const HostPromptCache::Match& m) {
+  cache_.clear(s.id);
+  s.cached.clear();
+  if (!reserve_dropping_idle(s.id, (int)m.entry->tokens.size(), s.id)) return 0;
+  const size_t got = host_cache_.load(cache_, s.id, m);
+  s.cached.assign(m.entry->tokens.begin(), m.entry->tokens.begin() + (long)got);
+  log_.info("slot " + std::to_string(s.id) + " takes " + std::to_string(got) + " cached positions from host memory (" +
+            std::to_string(m.entry->tokens.size()) + " stored)");
+  return got;
+}
+
 bool Scheduler::reserve_dropping_idle(int seq, int n, int spare) {
   while (!cache_.reserve(seq, n)) {
     Slot* lru = nullptr;
@@ -591,8 +614,9 @@ bool Scheduler::reserve_dropping_idle(int seq, int n, int spare) {
           (!lru || o->last_used < lru->last_used))
         lru = o.get();
     if (!lru) return false;
+    const bool kept = host_cache_.save(cache_, lru->id, lru->cached);
     log_.info("KV pool short: dropping idle slot " + std::to_string(lru->id) + "'s " +
-              std::to_string(lru->cached.size()) + " cached tokens");
+              std::to_string(lru->cached.size()) + " cached tokens" + (kept ? " (kept in host memory)" : ""));
     cache_.clear(lru->id);
     lru->cached.clear();
     ++slots_dropped_;  // published with the stats (m_ may be held here: assign_queued)
@@ -738,6 +762,7 @@ void Scheduler::publish() {
   stats_.context_shifts = context_shifts_;
   stats_.sleeping = sleeping_;
   stats_.sleeps = sleeps_;
+  stats_.host_cache = host_cache_.stats();
   if (!cache_.unified()) {  // every slot owns its pages: count the positions held
     stats_.kv_pool_used_positions = 0;
     for (const auto& s : slots_) stats_.kv_pool_used_positions += cache_.n_pos(s->id);

@@ -8,7 +8,8 @@
 // With a unified cache (one page pool for all slots, kv_cache.h) a request
 // takes the pages of its whole prompt when it gets a slot; one that does not
 // fit waits in the queue (later ones wait behind it), and idle slots' cached
-// tokens are dropped, least recently used first, to make room. A generation
+// tokens are dropped, least recently used first, to make room (kept in host
+// memory with --cache-ram: host_prompt_cache.h). A generation
 // that needs a page the pool no longer has stops with finish reason "length".
 // HTTP threads only submit tasks and read their channels.
 #pragma once
@@ -30,6 +31,7 @@
 #include "core/log.h"
 #include "kv/kv_cache.h"
 #include "runtime/forward.h"
+#include "server/host_prompt_cache.h"
 #include "server/prefix_sharing.h"
 #include "server/task.h"
 #include "tokenizer/tokenizer.h"
@@ -40,6 +42,7 @@ struct SchedulerConfig {
   int n_slots = 1;
   int n_ctx_slot = 0;   // positions per slot (the cache's per-sequence capacity)
   int n_ubatch = 512;   // tokens per forward call
+  int64_t host_cache_bytes = 0;  // --cache-ram: prompt cache in host memory (-1: no limit, 0: off)
   // --context-shift: a generation that fills its context (or finds the pool
   // full) drops part of its cached tokens and goes on, instead of ending
   // with "length" (shift_context()).
@@ -81,6 +84,7 @@ struct SchedulerStats {
   uint64_t kv_slots_dropped = 0;     // idle slots' caches dropped for room
   int kv_pool_shared_positions = 0;  // in pages listed by more than one slot (each counted once)
   uint64_t kv_prefixes_shared = 0;   // prompts that took their prefix from another slot's pages
+  HostCacheStats host_cache;         // --cache-ram (host_prompt_cache.h)
   uint64_t context_shifts = 0;       // --context-shift: times a generation dropped tokens to go on
   bool sleeping = false;             // --sleep-idle-seconds: memory given back until the next request
   uint64_t sleeps = 0;               // times the server went to sleep
@@ -142,7 +146,12 @@ class Scheduler {
   // Unified pool: whether task t's prompt can have its pages where `place`
   // puts it, counting idle slots' pages as free (unless a busy slot lists
   // them too).
-  bool prompt_fits(const Task& t, const Placement& place) const;
+  // at_least: positions the slot needs besides the prompt's (a host cache
+  // entry imported whole before it is cut back).
+  bool prompt_fits(const Task& t, const Placement& place, int at_least = 0) const;
+  // Imports a host prompt cache entry into slot s (its cache dropped),
+  // reserving its pages first; returns the positions kept (0: no room).
+  size_t load_from_host(Slot& s, const HostPromptCache::Match& m);
   // Gives slot s (its cache dropped) donor's first n cached positions through
   // the pool (kv::KvCache::share_prefix); returns how many it got.
   size_t share_prefix(Slot& s, const Slot& donor, size_t n);
@@ -177,6 +186,7 @@ class Scheduler {
   uint64_t clock_ = 0;  // assignment counter (slot recency)
   uint64_t slots_dropped_ = 0;  // idle slots' caches dropped for room
   uint64_t prefixes_shared_ = 0;  // prompts that took another slot's prefix
+  HostPromptCache host_cache_;    // --cache-ram: conversations dropped from the slots
   uint64_t context_shifts_ = 0;
   bool sleeping_ = false;  // scheduler thread; mirrored in stats_
   uint64_t sleeps_ = 0;

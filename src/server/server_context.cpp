@@ -105,6 +105,15 @@ Json kv_pool_json(const SchedulerStats& st) {
           {"shared_positions", st.kv_pool_shared_positions},
           {"prefixes_shared", st.kv_prefixes_shared}};
 }
+// --cache-ram: conversations kept in host memory after leaving their slots.
+Json host_cache_json(const HostCacheStats& h) {
+  return {{"limit_mib", h.limit_bytes < 0 ? -1 : h.limit_bytes >> 20},
+          {"entries", h.entries},
+          {"bytes", h.bytes},
+          {"saved", h.saved},
+          {"hits", h.hits},
+          {"evicted", h.evicted}};
+}
 }  // namespace
 
 Json ServerContext::props() const {
@@ -122,6 +131,7 @@ Json ServerContext::props() const {
           {"kv", kv_json()},
           {"kv_pool", kv_pool_json(m.scheduler->stats())},
           {"is_sleeping", m.scheduler->stats().sleeping},
+          {"prompt_cache_ram", host_cache_json(m.scheduler->stats().host_cache)},
           {"kv_cache_tiers", to_json(m.kv_tiers)},
           {"build_info", build_id()},
           {"webui", settings_.webui}};

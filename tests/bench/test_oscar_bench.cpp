@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -153,6 +154,32 @@ TEST_F(OscarBench, SyntheticFillSizesTheCacheLikeTheModelFill) {
     EXPECT_EQ(synthetic[0]["kv_bits_per_value"], model_fill[0]["kv_bits_per_value"]) << t;
     EXPECT_GT(synthetic[0]["avg_ts"].get<double>(), 0) << t;
   }
+}
+
+// --kv-layout: the same decode over pool pages (grown alone, or together
+// with a second sequence) reads the same cached positions as
+// the contiguous layout (same bytes per token and bits per value), in a
+// cache that holds both sequences' pages.
+TEST_F(OscarBench, PoolLayoutsReadTheSamePositionsAsTheSplitOne) {
+  for (const char* t : {"f16", "q2_0"}) {
+    const json rows = bench_json("-m " + model() + " -p 0 -n 3 -d 600 -t 1 -r 1 --fill synthetic" +
+                                 " --kv-layout split,pool,pool-together -ctk " + t + " -ctv " + t +
+                                 " --kv-hp-sink 16 --kv-hp-recent 64");
+    ASSERT_EQ(rows.size(), 3u) << t;
+    std::map<std::string, json> by;
+    for (const json& r : rows) by[r["kv_layout"].get<std::string>()] = r;
+    ASSERT_EQ(by.size(), 3u) << t;
+    for (const char* pool : {"pool", "pool-together"}) {
+      EXPECT_EQ(by[pool]["bytes_per_token"], by["split"]["bytes_per_token"]) << t << " " << pool;
+      EXPECT_EQ(by[pool]["kv_bits_per_value"], by["split"]["kv_bits_per_value"]) << t << " " << pool;
+      EXPECT_GT(by[pool]["kv_bytes"].get<double>(), by["split"]["kv_bytes"].get<double>()) << t << " " << pool;
+      EXPECT_GT(by[pool]["avg_ts"].get<double>(), 0) << t << " " << pool;
+    }
+  }
+  const BenchRun md = bench("-m " + model() + " -p 0 -n 2 -d 300 -t 1 -r 1 --fill synthetic --kv-layout pool-together");
+  EXPECT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("tg2 @ d300 [pool-together]"), std::string::npos) << md.out;
+  EXPECT_NE(bench("-m " + model() + " -n 2 --kv-layout paged").rc, 0);
 }
 
 TEST_F(OscarBench, OtherOutputFormats) {

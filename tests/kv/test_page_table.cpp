@@ -20,14 +20,14 @@ namespace {
 using testing::table;
 using testing::two_layers;
 
-TEST(PageTable, TakesLowestFreePagesAndGivesThemBack) {
+TEST(PageTable, TakesFreePagesAndGivesThemBack) {
   PageTable t(3, 4, 5, 20);  // 3 sequences, 5 pages of 4 positions
   EXPECT_FALSE(t.fixed());
   EXPECT_EQ(t.free_pages(), 5);
-  ASSERT_TRUE(t.ensure(0, 5));  // 2 pages
+  ASSERT_TRUE(t.ensure(0, 5));  // 2 pages from the pool's start
   EXPECT_EQ(t.pages(0), (std::vector<int>{0, 1}));
   ASSERT_TRUE(t.ensure(1, 1));
-  EXPECT_EQ(t.pages(1), (std::vector<int>{2}));
+  EXPECT_EQ(t.pages(1), (std::vector<int>{3}));  // the middle of the free run 2..4
   ASSERT_TRUE(t.ensure(0, 8));  // still 2 pages
   EXPECT_EQ(t.free_pages(), 2);
   EXPECT_EQ(t.page_of(0, 7), 1);
@@ -38,8 +38,10 @@ TEST(PageTable, TakesLowestFreePagesAndGivesThemBack) {
   t.shrink(0, 3);  // page 1 back
   EXPECT_EQ(t.pages(0), (std::vector<int>{0}));
   EXPECT_EQ(t.free_pages(), 3);
+  // Free: 1, 2 (a run after page 0) and 4. The middle of the longest run,
+  // then (page 3 taken) the longest left, 1, then the last, 4.
   ASSERT_TRUE(t.ensure(2, 12));
-  EXPECT_EQ(t.pages(2), (std::vector<int>{1, 3, 4}));
+  EXPECT_EQ(t.pages(2), (std::vector<int>{2, 1, 4}));
   EXPECT_EQ(t.free_pages(), 0);
   t.shrink(2, 0);
   t.shrink(1, 0);
@@ -51,11 +53,28 @@ TEST(PageTable, TakesLowestFreePagesAndGivesThemBack) {
 
 TEST(PageTable, PrefersThePageAfterTheSequencesLast) {
   PageTable t(2, 2, 6, 12);
-  ASSERT_TRUE(t.ensure(0, 2));  // page 0
-  ASSERT_TRUE(t.ensure(1, 2));  // page 1
-  ASSERT_TRUE(t.ensure(0, 4));  // page 2
-  ASSERT_TRUE(t.ensure(0, 6));  // page 3 follows page 2
-  EXPECT_EQ(t.pages(0), (std::vector<int>{0, 2, 3}));
+  ASSERT_TRUE(t.ensure(0, 2));  // page 0: the pool's start
+  ASSERT_TRUE(t.ensure(1, 2));  // page 3: the middle of the free run 1..5
+  ASSERT_TRUE(t.ensure(0, 6));  // pages 1 and 2 follow page 0
+  ASSERT_TRUE(t.ensure(1, 4));  // page 4 follows page 3
+  EXPECT_EQ(t.pages(0), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(t.pages(1), (std::vector<int>{3, 4}));
+  // Page 3 is taken: seq 0 starts a new run in the longest free one (just page 5).
+  ASSERT_TRUE(t.ensure(0, 8));
+  EXPECT_EQ(t.pages(0), (std::vector<int>{0, 1, 2, 5}));
+}
+
+// Four sequences growing a page each in turn (slots decoding together): each
+// starts in the middle of the longest free run, so each holds one run of
+// consecutive pages (one attention segment) instead of every fourth page.
+TEST(PageTable, SequencesGrowingTogetherKeepOneRunEach) {
+  PageTable t(4, 2, 16, 32);
+  for (int n = 2; n <= 8; n += 2)
+    for (int s = 0; s < 4; ++s) ASSERT_TRUE(t.ensure(s, n));
+  EXPECT_EQ(t.pages(0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(t.pages(1), (std::vector<int>{8, 9, 10, 11}));  // middle of 1..15
+  EXPECT_EQ(t.pages(2), (std::vector<int>{4, 5, 6, 7}));    // middle of 1..7
+  EXPECT_EQ(t.pages(3), (std::vector<int>{12, 13, 14, 15}));  // middle of 9..15
 }
 
 TEST(PageTable, ContiguousGivesEverySequenceItsOwnPages) {

@@ -63,6 +63,12 @@ class ContextShiftTest : public oscar::testing::SchedulerFixture {
     return r;
   }
 
+  static SchedulerConfig shifting(int n_slots, int n_ctx, int n_ubatch, bool on) {
+    SchedulerConfig c{n_slots, n_ctx, n_ubatch};
+    c.context_shift = on;
+    return c;
+  }
+
   Task task(std::vector<int32_t> prompt, int n, int n_keep, int n_discard = 0) {
     Task t = greedy_task(std::move(prompt), n);
     t.params.n_keep = n_keep;
@@ -78,7 +84,7 @@ TEST_F(ContextShiftTest, GenerationGoesOnWithTheKeptWindow) {
   const int n_ctx = 64, n = 130;
   auto cache = engine_->make_cache(s_, 2, n_ctx);
   runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
-  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, n_ctx, 16, true}, Logger::quiet());
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, shifting(2, n_ctx, 16, true), Logger::quiet());
   const auto a = prompt_of(1, 20), b = prompt_of(2, 30);
   Task ta = task(a, n, 8), tb = task(b, n, -1, 10);  // b keeps its whole prompt, drops 10 at a time
   auto ca = ta.channel, cb = tb.channel;
@@ -105,7 +111,7 @@ TEST_F(ContextShiftTest, OffAFullContextEndsTheGeneration) {
   const int n_ctx = 64;
   auto cache = engine_->make_cache(s_, 1, n_ctx);
   runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
-  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{1, n_ctx, 16, false}, Logger::quiet());
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, shifting(1, n_ctx, 16, false), Logger::quiet());
   const auto a = prompt_of(1, 20);
   Task ta = task(a, 130, 8);
   auto ca = ta.channel;
@@ -127,7 +133,7 @@ TEST_F(ContextShiftTest, AFullPoolShiftsInsteadOfStopping) {
   auto cache = engine_->make_cache(s_, 2, 512, 512);
   ASSERT_TRUE(cache->unified());
   runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
-  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{2, 512, 64, true}, Logger::quiet());
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, shifting(2, 512, 64, true), Logger::quiet());
   Task ta = task(prompt_of(5, 200), 120, 4), tb = task(prompt_of(6, 200), 120, 4);
   auto ca = ta.channel, cb = tb.channel;
   sch.submit(std::move(ta));
@@ -160,7 +166,7 @@ TEST_F(ContextShiftSlidingWindowTest, KeptTokensTheRingLostAreEvaluatedAgain) {
   s_.kv_swa_slack = 8;  // a ring of 24 positions: at 64, the first 40 are gone
   auto cache = engine_->make_cache(s_, 1, n_ctx);
   runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
-  Scheduler sch(engine_->tokenizer(), *cache, fwd, SchedulerConfig{1, n_ctx, 16, true}, Logger::quiet());
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, shifting(1, n_ctx, 16, true), Logger::quiet());
   const auto a = prompt_of(3, 24);
   Task ta = task(a, n, 12);
   auto ca = ta.channel;

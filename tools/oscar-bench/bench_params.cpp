@@ -91,6 +91,10 @@ std::string bench_usage() {
          "                                default), free (the default sampler chain on the logits), or\n"
          "                                a file: FILE.json a JSON Schema, any other a GBNF grammar\n"
          "                                (the sampler under that grammar, restarted when complete)\n"
+         "        --kv-layout L[,L]       split (each sequence's K/V rows contiguous: the layout before the\n"
+         "                                pool, default), pool (256-position pages of a unified pool, the\n"
+         "                                sequence grown alone) or pool-together (it and a second sequence\n"
+         "                                grown a page each in turn)\n"
          "  -h,   --help\n" + tools::kv_usage();
 }
 
@@ -157,6 +161,11 @@ BenchParams parse_bench_params(int argc, char** argv) {
       p.interleave = true;
     } else if (flag == "--sample") {
       p.sample = split_commas(flag, value());
+    } else if (flag == "--kv-layout") {
+      p.kv_layout = split_commas(flag, value());
+      for (const std::string& l : p.kv_layout)
+        if (l != "split" && l != "pool" && l != "pool-together")
+          throw Error("--kv-layout: expected split, pool or pool-together, got '" + l + "'");
     } else if (tools::parse_kv_flag(p.kv, flag, value)) {
     } else {
       throw Error("unknown argument: " + flag + " (see --help)");
@@ -184,7 +193,9 @@ std::vector<TestCase> expand_tests(const BenchParams& p) {
             for (kv::CacheType tv : p.type_v)
               for (int b : p.n_batch)
                 for (int ub : p.n_ubatch)
-                  for (const std::string& mode : modes) out.push_back({m, n_prompt, n_gen, d, t, b, ub, tk, tv, mode});
+                  for (const std::string& mode : modes)
+                    for (const std::string& layout : p.kv_layout)
+                      out.push_back({m, n_prompt, n_gen, d, t, b, ub, tk, tv, mode, layout});
     };
     for (int n : p.n_prompt)
       if (n > 0) add_all(n, 0);

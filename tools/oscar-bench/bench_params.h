@@ -41,6 +41,11 @@ struct BenchParams {
   // --sample: how tg tests choose tokens (token_picker.h): off, free, or a
   // JSON Schema / GBNF file; one tg test per item.
   std::vector<std::string> sample = {"off"};
+  // --kv-layout: split (each sequence's rows contiguous, as before the pool),
+  // pool (pages of a unified pool, the sequence grown alone) or
+  // pool-together (two sequences grown a page each in turn, as conversations
+  // decoding together); one test per item.
+  std::vector<std::string> kv_layout = {"split"};
   bool help = false;
   tools::RunSettings kv;  // only the OSCAR KV fields (--kv-*, LLAMA_KV_*) are used
 };
@@ -52,6 +57,7 @@ struct TestCase {
   int n_threads = 1, n_batch = 2048, n_ubatch = 512;
   kv::CacheType type_k = kv::CacheType::F16, type_v = kv::CacheType::F16;
   std::string sample = "off";  // tg only: see BenchParams::sample
+  std::string kv_layout = "split";  // see BenchParams::kv_layout
 };
 
 // Throws oscar::Error naming the flag for unknown flags and bad values.

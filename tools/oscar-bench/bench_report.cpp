@@ -86,6 +86,7 @@ std::vector<Field> fields(const ResultRow& r) {
       u64("rss_end_bytes", r.rss_end_bytes),
       dbl("ratio_to_first", r.ratio_to_first),
       str("sample", r.test.sample),
+      str("kv_layout", r.test.kv_layout),
       dbl("pick_ns_per_token", r.pick_ns_per_token),
   };
 }
@@ -256,6 +257,7 @@ std::string ResultRow::test_name() const {
   std::string s = test.n_prompt > 0 ? "pp" + std::to_string(test.n_prompt) : "tg" + std::to_string(test.n_gen);
   if (test.n_depth > 0) s += " @ d" + std::to_string(test.n_depth);
   if (test.sample != "off") s += " +" + test.sample.substr(test.sample.find_last_of('/') + 1);
+  if (test.kv_layout != "split") s += " [" + test.kv_layout + "]";
   return s;
 }
 

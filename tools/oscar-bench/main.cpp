@@ -166,7 +166,21 @@ class TestRun {
     tools::RunSettings s = p_.kv;
     s.cache_k = t.type_k;
     s.cache_v = t.type_v;
-    cache_ = lm.engine->make_cache(s, 1, t.n_depth + t.n_prompt + t.n_gen);
+    const int n_ctx = t.n_depth + t.n_prompt + t.n_gen;
+    if (t.kv_layout != "split") {
+      // A unified pool holding two sequences' pages (the same memory either
+      // way). pool: sequence 0 takes its pages first, as a conversation
+      // growing alone. pool-together: the two take a page each in turn, as
+      // two conversations decoding together (where the allocator places
+      // their pages decides how many runs the attention reads).
+      const int page = kv::KvCacheConfig{}.page_positions;
+      cache_ = lm.engine->make_cache(s, 2, n_ctx, 2 * ((n_ctx + page - 1) / page) * page);
+      const int step = t.kv_layout == "pool-together" ? page : n_ctx;
+      for (int n = step; n < n_ctx + step; n += step)
+        for (int seq : {0, 1}) require(cache_->reserve(seq, std::min(n, n_ctx)), "--kv-layout: the pool is short");
+    } else {
+      cache_ = lm.engine->make_cache(s, 1, n_ctx);
+    }
     r_.kv_bytes = cache_->bytes_allocated();
     runtime::ForwardOptions options = lm.engine->forward_options(s);
     if (p_.profile) options.profile = &profile_;

@@ -214,7 +214,9 @@ int run(int argc, char** argv) {
     const auto [n_ctx_slot, pool_positions] = kv_layout(*engine, s, ss);
     cache = engine->make_cache(s, ss.n_parallel, n_ctx_slot, pool_positions);
     fwd = std::make_unique<runtime::Forward>(engine->model(), *cache, engine->pool(), engine->forward_options(s));
-    server::SchedulerConfig sched{ss.n_parallel, n_ctx_slot, s.n_ubatch, ss.context_shift};
+    server::SchedulerConfig sched{ss.n_parallel, n_ctx_slot, s.n_ubatch,
+                                  ss.cache_ram_mib < 0 ? -1 : (int64_t)ss.cache_ram_mib << 20};
+    sched.context_shift = ss.context_shift;
     if (ss.sleep_idle_seconds > 0 && ss.embeddings) {
       // The embedder runs on the request threads over the same weights; it
       // does not yet take part in waking them.

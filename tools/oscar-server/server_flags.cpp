@@ -195,7 +195,7 @@ std::vector<FlagSpec> server_flag_specs(server::ServerSettings& ss, RunSettings&
       flag(E, {"--kv-memory"}, "SIZE", "", "size the KV pool by memory (e.g. 8GiB, 512MiB) instead of by -c",
            [&ss](const std::string& x) { ss.kv_memory_bytes = to_bytes("--kv-memory", x); }),
       flag(E, {"-cram", "--cache-ram"}, "N", "LLAMA_ARG_CACHE_RAM",
-           "host-memory prompt cache limit in MiB (default: 8192, -1: no limit, 0: off); stored",
+           "prompt cache in host memory shared by the slots, in MiB (default: 8192, -1: no limit, 0: off)",
            [&ss](const std::string& x) { ss.cache_ram_mib = int_in("--cache-ram", x, -1, 1 << 30); }),
       on_off(E, {"--context-shift"}, {"--no-context-shift"}, "LLAMA_ARG_CONTEXT_SHIFT",
              "context shift on endless generation: a full context drops half of what follows the kept prompt (request n_keep / n_discard) and goes on (default: off: it ends with finish_reason length)",
