@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/attention_kernels.h"
 #include "attention/prompt_tile.h"
 #include "attention/row_kernels.h"
 #include "core/error.h"
@@ -120,7 +121,7 @@ std::vector<QueryTile> query_tiles(const BatchView& b, int group) {
 // Folds a block's scores into the states of one token's heads when only
 // rows [a, e) of it are visible to the token: p is zero elsewhere, and a
 // block with nothing visible leaves the states alone.
-void softmax_visible(Partial* st, int heads, const float* scores, float* p, size_t bs, int n, int a, int e, int d) {
+void softmax_visible(const AttentionKernels& k, Partial* st, int heads, const float* scores, float* p, size_t bs, int n, int a, int e, int d) {
   constexpr int kHeads = 8;  // heads one call of exp_shifted_heads takes here
   float m[kHeads], m_new[kHeads], sums[kHeads];
   for (int h0 = 0; h0 < heads; h0 += kHeads) {
@@ -131,7 +132,7 @@ void softmax_visible(Partial* st, int heads, const float* scores, float* p, size
       continue;
     }
     for (int h = 0; h < hn; ++h) m[h] = st[h0 + h].m;
-    exp_shifted_heads(scores + (size_t)h0 * bs + a, bs, hn, m, ph + a, e - a, m_new, sums);
+    exp_shifted_heads(k, scores + (size_t)h0 * bs + a, bs, hn, m, ph + a, e - a, m_new, sums);
     for (int h = 0; h < hn; ++h) {
       fold_block(st[h0 + h], m_new[h], sums[h], d);
       std::fill(ph + (size_t)h * bs, ph + (size_t)h * bs + a, 0.0f);
@@ -209,7 +210,7 @@ struct RowScratch {
 
 // The batch's own rows `keys` through the per-row kernels, into the heads'
 // states st (accumulators at acc).
-void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const GroupQuery& gq, float scale,
+void row_batch_rows(const AttentionKernels& k, const ItemView& it, const std::vector<int>& keys, const GroupQuery& gq, float scale,
                     RowScratch& s, Partial* st, float* acc) {
   const BatchView& b = it.b;
   const int group = it.group, d = it.d;
@@ -219,7 +220,7 @@ void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const Grou
     while (k1 < keys.size() && k1 - k0 < (size_t)kBlock && keys[k1] == keys[k1 - 1] + 1) ++k1;
     const int n = (int)(k1 - k0);
     const size_t off = (size_t)keys[k0] * it.kv_width + (size_t)it.g * d;
-    score_rows_f32(b.k + off, (size_t)it.kv_width, n, gq, scale, s.scores.data(), kBlock);
+    score_rows_f32(k, b.k + off, (size_t)it.kv_width, n, gq, scale, s.scores.data(), kBlock);
     for (int i = 0; i < it.tokens; ++i) {
       // The keys token i sees: positions lo_i .. pos. In one block they
       // are a run when its positions ascend (a prompt's do); otherwise
@@ -236,20 +237,20 @@ void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const Grou
       float* si = &s.scores[(size_t)i * group * kBlock];
       float* pi = &s.p[(size_t)i * group * kBlock];
       if (visible == e - a || visible == 0) {
-        softmax_visible(sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
+        softmax_visible(k, sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
         continue;
       }
       s.sc.resize((size_t)group * kBlock * 2);
       for (int h = 0; h < group; ++h)
         for (int j = 0, m = 0; j < n; ++j)
           if (seen[j]) s.sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
-      softmax_visible(sti, group, s.sc.data(), s.sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
+      softmax_visible(k, sti, group, s.sc.data(), s.sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
       for (int h = 0; h < group; ++h) {
         const float* ph = s.sc.data() + (size_t)(group + h) * kBlock;
         for (int j = 0, m = 0; j < n; ++j) pi[(size_t)h * kBlock + j] = seen[j] ? ph[m++] : 0.0f;
       }
     }
-    accumulate_rows_f32(b.v + off, (size_t)it.kv_width, n, s.p.data(), kBlock, it.heads, d, acc);
+    accumulate_rows_f32(k, b.v + off, (size_t)it.kv_width, n, s.p.data(), kBlock, it.heads, d, acc);
     k0 = k1;
   }
 }
@@ -304,6 +305,7 @@ struct FusedCall {
   const kv::TierStore& ks;
   const kv::TierStore& vs;
   const BatchView& b;
+  const AttentionKernels& kernels;
   const FusedOptions& options;
   const FusedPlan& plan;
   float* out;   // (n_tokens, n_head * d)
@@ -351,7 +353,7 @@ class ItemWorker {
             std::vector<float>((size_t)call.plan.max_heads * kMaxBlock),
             {}},
         st_((size_t)call.plan.max_heads),
-        prompt_(detail::simd_tile_kernels() ? *detail::simd_tile_kernels() : detail::reference_tile_kernels()),
+        prompt_(call.kernels.tile ? *call.kernels.tile : detail::reference_tile_kernels()),
         q2_int_((size_t)(call.plan.max_heads + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads),
         own_(call.plan.n_chunks > 1 ? 0 : call.plan.part_floats) {}
 
@@ -370,7 +372,8 @@ class ItemWorker {
     // kernels (scores from the codes; decoded to f32 they were no faster).
     // The online-softmax state moves between the tile's lanes and st_ where
     // the kind of block changes (at most at the q2_0 tier's two ends).
-    tiles_here_ = call_.options.prompt_tiles && s.tokens > 1 && detail::PromptTile::available(s.heads, p.d);
+    tiles_here_ = call_.options.prompt_tiles && s.tokens > 1 &&
+                  detail::PromptTile::available(call_.kernels.tile, s.heads, p.d);
     for (Q2IntQuery& iq : q2_int_) iq.forget();
     // A prompt's tiles take the integer q2_0 kernels 8 heads a call; a
     // decode token with more than 8 heads a group keeps the float ones.
@@ -453,15 +456,15 @@ class ItemWorker {
     const int p1 = std::min({s.c1, p0 + bs, ksg.end, vsg.end});
     const int n = p1 - p0;
     const RowsAhead v_ahead = rows_ahead(vsg, p0, n);
-    score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, p.scale, rs_.scores.data(), (size_t)bs, tmp_.data(),
+    score_rows(call_.kernels, *ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, p.scale, rs_.scores.data(), (size_t)bs, tmp_.data(),
                v_ahead);
     // Token i sees cached rows from its own window start on.
     for (int i = 0; i < s.tokens; ++i) {
       const int a = std::clamp(first_cached(call_.layer, call_.b, s.t0 + i) - p0, 0, n);
-      softmax_visible(&st_[(size_t)i * p.group], p.group, &rs_.scores[(size_t)i * p.group * bs],
+      softmax_visible(call_.kernels, &st_[(size_t)i * p.group], p.group, &rs_.scores[(size_t)i * p.group * bs],
                       &rs_.p[(size_t)i * p.group * bs], (size_t)bs, n, a, n, p.d);
     }
-    accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs_.p.data(), (size_t)bs, s.heads, acc_, tmp_.data(),
+    accumulate_rows(call_.kernels, *vsg.codec, row_at(vsg, p0), vsg.stride, n, rs_.p.data(), (size_t)bs, s.heads, acc_, tmp_.data(),
                     gq.int_chunks, /*rows_asked=*/v_ahead.bytes != 0);
     return p1;
   }
@@ -476,7 +479,7 @@ class ItemWorker {
       tile_batch_rows(view, keys_, prompt_, key_pos_);
     } else {
       state_to_rows(s.heads);
-      row_batch_rows(view, keys_, gq, p.scale, rs_, st_.data(), acc_);
+      row_batch_rows(call_.kernels, view, keys_, gq, p.scale, rs_, st_.data(), acc_);
     }
   }
 
@@ -550,10 +553,10 @@ void merge_chunks(const FusedPlan& p, const float* part, float* out) {
 }  // namespace
 
 void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& cache, const BatchView& b,
-                  float* out, ThreadPool& pool, const FusedOptions& options) {
+                  float* out, ThreadPool& pool, const AttentionKernels& kernels, const FusedOptions& options) {
   const FusedPlan plan = plan_items(layer, b, pool.size());
   std::vector<float> part(plan.n_chunks > 1 ? (size_t)plan.items * plan.part_floats : 0);
-  const FusedCall call{layer, il, cache.k_store(il), cache.v_store(il), b, options, plan, out,
+  const FusedCall call{layer, il, cache.k_store(il), cache.v_store(il), b, kernels, options, plan, out,
                        part.empty() ? nullptr : part.data()};
   // Items are handed out in small runs from a shared counter, latest tokens
   // first: in a causal prompt they read the most rows, and a static split
