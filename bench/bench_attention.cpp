@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/attention_kernels.h"
 #include "attention/row_kernels.h"
 #include "attention/tile_kernels.h"
 #include "core/huge_pages.h"
@@ -45,6 +46,13 @@ struct Env {
   ThreadPool pool{0}, pool1{1};
   kernels::Roofline roof;
 };
+
+// The attention kernels of this CPU (the engine builds the same table from
+// its QuantTable's features).
+const attention::AttentionKernels& attn_kernels() {
+  static const attention::AttentionKernels k(detect_cpu());
+  return k;
+}
 
 Env& env() {
   static Env* e = [] {
@@ -152,7 +160,7 @@ void decode_attention(benchmark::State& state, Shape s, kv::CacheType t, bool co
           benchmark::DoNotOptimize(sum);
         });
       const auto t0 = Clock::now();
-      attention::attend_fused(cfg.layers[(size_t)il], il, cache, b, out.data(), pool);
+      attention::attend_fused(cfg.layers[(size_t)il], il, cache, b, out.data(), pool, attn_kernels());
       benchmark::DoNotOptimize(out.data());
       step += Clock::now() - t0;
     }
@@ -197,7 +205,7 @@ void BM_PromptAttention(benchmark::State& state, Shape s, kv::CacheType t) {
   for (auto _ : state)
     for (int tiles = 1; tiles >= 0; --tiles) {
       const auto t0 = Clock::now();
-      attention::attend_fused(cfg.layers[0], 0, cache, b, out.data(), e.pool1, {tiles == 1});
+      attention::attend_fused(cfg.layers[0], 0, cache, b, out.data(), e.pool1, attn_kernels(), {tiles == 1});
       benchmark::DoNotOptimize(out.data());
       best[tiles] = std::min(best[tiles], std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
@@ -253,7 +261,7 @@ void BM_Scores(benchmark::State& state, kv::CacheType t, bool integer_query) {
   RowKernelBench r(t, (int)state.range(0), (int)state.range(1), integer_query);
   for (auto _ : state)
     for (int j = 0; j < r.kRows; j += r.block) {
-      attention::score_rows(r.codec, r.rows_at(j), r.stride, r.block, r.gq, 0.1f, r.scores.data(), r.block,
+      attention::score_rows(attn_kernels(), r.codec, r.rows_at(j), r.stride, r.block, r.gq, 0.1f, r.scores.data(), r.block,
                             r.tmp.data());
       benchmark::DoNotOptimize(r.scores.data());
     }
@@ -264,7 +272,7 @@ void BM_ValueSums(benchmark::State& state, kv::CacheType t) {
   RowKernelBench r(t, (int)state.range(0), (int)state.range(1), false);
   for (auto _ : state)
     for (int j = 0; j < r.kRows; j += r.block) {
-      attention::accumulate_rows(r.codec, r.rows_at(j), r.stride, r.block, r.p.data(), r.block, r.gq.n_heads,
+      attention::accumulate_rows(attn_kernels(), r.codec, r.rows_at(j), r.stride, r.block, r.p.data(), r.block, r.gq.n_heads,
                                  r.acc.data(), r.tmp.data());
       benchmark::DoNotOptimize(r.acc.data());
     }
@@ -291,10 +299,10 @@ void BM_BlockSoftmax(benchmark::State& state, bool all_heads) {
   for (float& v : s) v = u(rng);
   for (auto _ : state) {
     if (all_heads) {
-      attention::exp_shifted_heads(s.data(), (size_t)rows, heads, m.data(), p.data(), rows, m_new.data(), sums.data());
+      attention::exp_shifted_heads(attn_kernels(), s.data(), (size_t)rows, heads, m.data(), p.data(), rows, m_new.data(), sums.data());
     } else {
       for (int h = 0; h < heads; ++h)
-        sums[(size_t)h] = attention::exp_shifted(s.data() + (size_t)h * rows, m[(size_t)h], p.data() + (size_t)h * rows,
+        sums[(size_t)h] = attention::exp_shifted(attn_kernels(), s.data() + (size_t)h * rows, m[(size_t)h], p.data() + (size_t)h * rows,
                                                  rows, &m_new[(size_t)h]);
     }
     benchmark::DoNotOptimize(p.data());
@@ -315,7 +323,7 @@ BENCHMARK_CAPTURE(BM_BlockSoftmax, all_heads, true)->Apply(softmax_shapes);
 // share of the probe's (fma_gflops of the roofline, all threads; this runs
 // on one).
 void BM_TileGemm(benchmark::State& state, bool values) {
-  const attention::detail::TileKernels* k = attention::detail::simd_tile_kernels();
+  const attention::detail::TileKernels* k = attn_kernels().tile;
   if (!k) return state.SkipWithError("no SIMD tile kernels on this CPU");
   const int rows = (int)state.range(0), d = (int)state.range(1), nv = (int)state.range(2), lanes = 16 * nv;
   std::vector<float> x((size_t)rows * d, 0.5f), b((size_t)std::max(rows, d) * lanes, 0.25f),
@@ -349,10 +357,11 @@ void BM_Q2Encode(benchmark::State& state, bool reference) {
   std::vector<float> x((size_t)d * kRowsPerPass);
   for (auto& v : x) v = nd(rng);
   std::vector<uint8_t> out(kv::q2_row_bytes(d, p));
+  const kv::Q2Encoder encode(detect_cpu());
   for (auto _ : state)
     for (int r = 0; r < kRowsPerPass; ++r) {
       if (reference) kv::q2_encode_reference(&x[(size_t)r * d], out.data(), d, p);
-      else kv::q2_encode(&x[(size_t)r * d], out.data(), d, p);
+      else encode(&x[(size_t)r * d], out.data(), d, p);
       benchmark::DoNotOptimize(out.data());
     }
   state.counters["per_row"] =

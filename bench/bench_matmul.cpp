@@ -36,6 +36,7 @@ struct Env {
   CpuFeatures cpu = detect_cpu();
   quant::QuantTable table{cpu};
   quant::QuantTable table_avx2{avx2_only(cpu)};
+  quant::QuantTable table_scalar{CpuFeatures{}};  // the reference dots
   Roofline roof_all, roof_one;
 };
 
@@ -79,12 +80,13 @@ HugePageBuffer huge_copies(const uint8_t* src, size_t bytes, size_t copies) {
   return mem;
 }
 
-// avx2: the file-layout kernels of a CPU without AVX-512; r16: the matrix
-// repacked 16 rows at a time and run through these kernels.
+// table: the kernels to run (this CPU's, those of a CPU without AVX-512, or
+// the scalar ones); r16: the matrix repacked 16 rows at a time and run
+// through these kernels.
 void matmul_bench(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
-                  bool cached, bool avx2, const quant::Rows16Kernels* r16 = nullptr) {
+                  bool cached, const quant::QuantTable& table, const quant::Rows16Kernels* r16 = nullptr) {
   Env& e = env();
-  const quant::QuantTraits* q = (avx2 ? e.table_avx2 : e.table).find(t);
+  const quant::QuantTraits* q = table.find(t);
   if (!q) {
     state.SkipWithError("type not registered");
     return;
@@ -128,19 +130,26 @@ void matmul_bench(benchmark::State& state, TensorType t, int64_t rows, int64_t c
 
 void BM_Matmul(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
                bool cached) {
-  matmul_bench(state, t, rows, cols, n_cols, threads, cached, false);
+  matmul_bench(state, t, rows, cols, n_cols, threads, cached, env().table);
 }
 
 // A repacked matrix through matmul (GEMM: the rows16 GEMM tiles).
 void BM_MatmulRows16(benchmark::State& state, const quant::Rows16Kernels* k, TensorType t, int64_t rows, int64_t cols,
                      int64_t n_cols, int threads) {
-  matmul_bench(state, t, rows, cols, n_cols, threads, false, false, k);
+  matmul_bench(state, t, rows, cols, n_cols, threads, false, env().table, k);
 }
 
 // The same with the kernels of a CPU without AVX-512.
 void BM_MatmulAvx2(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
                    bool cached) {
-  matmul_bench(state, t, rows, cols, n_cols, threads, cached, true);
+  matmul_bench(state, t, rows, cols, n_cols, threads, cached, env().table_avx2);
+}
+
+// The same with the scalar reference kernels (CpuFeatures{}): against
+// gemv_cached/<type> of the same run, what the SIMD kernels buy.
+void BM_MatmulScalar(benchmark::State& state, TensorType t, int64_t rows, int64_t cols, int64_t n_cols, int threads,
+                     bool cached) {
+  matmul_bench(state, t, rows, cols, n_cols, threads, cached, env().table_scalar);
 }
 
 // The same GEMV with the rows repacked 16 at a time (quant/kquant_rows16.h,
@@ -281,6 +290,18 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+  // One thread, a 256 x 4096 matrix in cache, every K-quant type: this
+  // CPU's kernel against the scalar one (was KQuantSimd.GemvThroughputInfo in
+  // the unit suite).
+  for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    const std::string name = std::string("gemv_cached/") + type_name(t) + "/256x4096/t1";
+    benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, t, 256, 4096, 1, 1, true)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((name + "/scalar").c_str(), BM_MatmulScalar, t, 256, 4096, 1, 1, true)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
   // Every rows16 kernel set this CPU can run (the first is the one matmul
   // uses), with "/avx2" runs of the file-layout GEMVs to compare the AVX2
   // set with.

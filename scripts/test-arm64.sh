@@ -19,7 +19,8 @@
 #     the emulated CPU's dot product or its absence);
 #   once, on neoverse-n1: the forward pass against the NumPy reference on the tiny
 #     models (test_forward_reference, test_layer_ops) and the fused attention
-#     against the reference attention (test_fused_vs_reference).
+#     against the reference attention (test_fused_vs_reference), and a whole
+#     forward pass on the scalar kernel table against NEON's (test_forward_isas).
 # Left out: the server, tokenizer, grammar, chat and tool tests (no ARM code
 # in them: they are plain C++ the x86 run covers) and the shared-data tests
 # (real models, minutes each under emulation).
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/.."
 
 KERNEL_TESTS=(test_legacy_types test_kquant_dot test_kquant_rows16 test_kquant_types test_float_types test_kernels
               test_row_kernels test_tile_kernels test_q2_codec test_q2_codec_simd test_core)
-ONCE_TESTS=(test_fused_vs_reference test_forward_reference test_layer_ops)
+ONCE_TESTS=(test_fused_vs_reference test_forward_reference test_layer_ops test_forward_isas)
 
 if [ "${1:-}" = --list-targets ]; then
   echo "${KERNEL_TESTS[@]}" "${ONCE_TESTS[@]}"

@@ -14,6 +14,8 @@
 
 namespace oscar::attention {
 
+struct AttentionKernels;  // attention_kernels.h
+
 struct BatchView {
   int n_tokens = 0;
   const int32_t* seq = nullptr;  // (n_tokens)
@@ -51,7 +53,9 @@ void attend_reference(const model::LayerConfig& layer, int layer_index, const kv
 struct FusedOptions {
   bool prompt_tiles = true;
 };
+// kernels: the table of the CPU to run on (attention_kernels.h).
 void attend_fused(const model::LayerConfig& layer, int layer_index, const kv::KvCache& cache,
-                  const BatchView& batch, float* out, ThreadPool& pool, const FusedOptions& options = {});
+                  const BatchView& batch, float* out, ThreadPool& pool, const AttentionKernels& kernels,
+                  const FusedOptions& options = {});
 
 }  // namespace oscar::attention

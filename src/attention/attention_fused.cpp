@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/attention_kernels.h"
 #include "attention/prompt_tile.h"
 #include "attention/row_kernels.h"
 #include "core/error.h"
@@ -120,7 +121,7 @@ std::vector<QueryTile> query_tiles(const BatchView& b, int group) {
 // Folds a block's scores into the states of one token's heads when only
 // rows [a, e) of it are visible to the token: p is zero elsewhere, and a
 // block with nothing visible leaves the states alone.
-void softmax_visible(Partial* st, int heads, const float* scores, float* p, size_t bs, int n, int a, int e, int d) {
+void softmax_visible(const AttentionKernels& k, Partial* st, int heads, const float* scores, float* p, size_t bs, int n, int a, int e, int d) {
   constexpr int kHeads = 8;  // heads one call of exp_shifted_heads takes here
   float m[kHeads], m_new[kHeads], sums[kHeads];
   for (int h0 = 0; h0 < heads; h0 += kHeads) {
@@ -131,7 +132,7 @@ void softmax_visible(Partial* st, int heads, const float* scores, float* p, size
       continue;
     }
     for (int h = 0; h < hn; ++h) m[h] = st[h0 + h].m;
-    exp_shifted_heads(scores + (size_t)h0 * bs + a, bs, hn, m, ph + a, e - a, m_new, sums);
+    exp_shifted_heads(k, scores + (size_t)h0 * bs + a, bs, hn, m, ph + a, e - a, m_new, sums);
     for (int h = 0; h < hn; ++h) {
       fold_block(st[h0 + h], m_new[h], sums[h], d);
       std::fill(ph + (size_t)h * bs, ph + (size_t)h * bs + a, 0.0f);
@@ -209,7 +210,7 @@ struct RowScratch {
 
 // The batch's own rows `keys` through the per-row kernels, into the heads'
 // states st (accumulators at acc).
-void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const GroupQuery& gq, float scale,
+void row_batch_rows(const AttentionKernels& k, const ItemView& it, const std::vector<int>& keys, const GroupQuery& gq, float scale,
                     RowScratch& s, Partial* st, float* acc) {
   const BatchView& b = it.b;
   const int group = it.group, d = it.d;
@@ -219,7 +220,7 @@ void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const Grou
     while (k1 < keys.size() && k1 - k0 < (size_t)kBlock && keys[k1] == keys[k1 - 1] + 1) ++k1;
     const int n = (int)(k1 - k0);
     const size_t off = (size_t)keys[k0] * it.kv_width + (size_t)it.g * d;
-    score_rows_f32(b.k + off, (size_t)it.kv_width, n, gq, scale, s.scores.data(), kBlock);
+    score_rows_f32(k, b.k + off, (size_t)it.kv_width, n, gq, scale, s.scores.data(), kBlock);
     for (int i = 0; i < it.tokens; ++i) {
       // The keys token i sees: positions lo_i .. pos. In one block they
       // are a run when its positions ascend (a prompt's do); otherwise
@@ -236,227 +237,342 @@ void row_batch_rows(const ItemView& it, const std::vector<int>& keys, const Grou
       float* si = &s.scores[(size_t)i * group * kBlock];
       float* pi = &s.p[(size_t)i * group * kBlock];
       if (visible == e - a || visible == 0) {
-        softmax_visible(sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
+        softmax_visible(k, sti, group, si, pi, kBlock, n, a, visible ? e : a, d);
         continue;
       }
       s.sc.resize((size_t)group * kBlock * 2);
       for (int h = 0; h < group; ++h)
         for (int j = 0, m = 0; j < n; ++j)
           if (seen[j]) s.sc[(size_t)h * kBlock + m++] = si[(size_t)h * kBlock + j];
-      softmax_visible(sti, group, s.sc.data(), s.sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
+      softmax_visible(k, sti, group, s.sc.data(), s.sc.data() + (size_t)group * kBlock, kBlock, visible, 0, visible, d);
       for (int h = 0; h < group; ++h) {
         const float* ph = s.sc.data() + (size_t)(group + h) * kBlock;
         for (int j = 0, m = 0; j < n; ++j) pi[(size_t)h * kBlock + j] = seen[j] ? ph[m++] : 0.0f;
       }
     }
-    accumulate_rows_f32(b.v + off, (size_t)it.kv_width, n, s.p.data(), kBlock, it.heads, d, acc);
+    accumulate_rows_f32(k, b.v + off, (size_t)it.kv_width, n, s.p.data(), kBlock, it.heads, d, acc);
     k0 = k1;
+  }
+}
+
+// Cached positions token t reads: [first_cached, n_cached), first_cached > 0
+// only in sliding-window layers.
+int first_cached(const model::LayerConfig& layer, const BatchView& b, int t) {
+  return std::min(window_start(layer, b.pos[t]), b.n_cached[t]);
+}
+
+// How one call's work is cut into items and where their results go. An item
+// is one (query tile, KV head, chunk of the cached positions): item
+// (pair * n_chunks + c), pair = tile * n_kv + g.
+struct FusedPlan {
+  std::vector<QueryTile> tiles;
+  int d = 0, n_kv = 0, group = 0, q_width = 0, kv_width = 0;
+  float scale = 0.0f;
+  int max_heads = 0;  // query heads of the largest tile
+  int pairs = 0, n_chunks = 1, items = 0;
+  // Floats of one item's partial result: m (heads), l (heads), acc (heads,
+  // d), for up to max_heads heads (token i of the tile, head h: i * group + h).
+  size_t part_floats = 0;
+};
+
+// Plans the items. Long cached contexts are split into chunks so every
+// thread has work even when there are fewer (tile, KV head) pairs than
+// threads (decode): flash-decoding.
+FusedPlan plan_items(const model::LayerConfig& layer, const BatchView& b, int threads) {
+  FusedPlan p;
+  p.d = layer.head_dim;
+  p.n_kv = layer.n_head_kv;
+  p.group = layer.n_head / p.n_kv;
+  p.q_width = layer.n_head * p.d;
+  p.kv_width = p.n_kv * p.d;
+  p.scale = layer.kq_scale();
+  p.tiles = query_tiles(b, p.group);
+  for (const QueryTile& t : p.tiles) p.max_heads = std::max(p.max_heads, t.n * p.group);
+  p.pairs = (int)p.tiles.size() * p.n_kv;
+  int max_cached = 0;
+  for (int t = 0; t < b.n_tokens; ++t) max_cached = std::max(max_cached, b.n_cached[t] - first_cached(layer, b, t));
+  if (p.pairs < 2 * threads)
+    p.n_chunks = std::clamp((2 * threads + p.pairs - 1) / p.pairs, 1, std::max(1, max_cached / kMinChunk));
+  p.items = p.pairs * p.n_chunks;
+  p.part_floats = (size_t)p.max_heads * (p.d + 2);
+  return p;
+}
+
+// What every item of one call reads and writes.
+struct FusedCall {
+  const model::LayerConfig& layer;
+  int il;
+  const kv::TierStore& ks;
+  const kv::TierStore& vs;
+  const BatchView& b;
+  const AttentionKernels& kernels;
+  const FusedOptions& options;
+  const FusedPlan& plan;
+  float* out;   // (n_tokens, n_head * d)
+  float* part;  // (items, part_floats) when n_chunks > 1, else null
+};
+
+// The tile, KV head and cached positions [c0, c1) of one item.
+struct ItemSpan {
+  int chunk, g, t0, tokens, heads, seq, n_cached, last_pos, c0, c1;
+};
+
+ItemSpan locate_item(const FusedCall& call, size_t item) {
+  const FusedPlan& p = call.plan;
+  const BatchView& b = call.b;
+  const int c = (int)(item % p.n_chunks), pair = (int)(item / p.n_chunks);
+  const QueryTile& tile = p.tiles[(size_t)(pair / p.n_kv)];
+  ItemSpan s{};
+  s.chunk = c;
+  s.g = pair % p.n_kv;
+  s.t0 = tile.t0;
+  s.tokens = tile.n;
+  s.heads = tile.n * p.group;
+  s.seq = b.seq[tile.t0];
+  s.n_cached = b.n_cached[tile.t0];
+  s.last_pos = b.pos[tile.t0 + tile.n - 1];
+  // The tile's first token sees the earliest cached row (window starts
+  // grow with the position).
+  const int first = first_cached(call.layer, b, tile.t0), span = s.n_cached - first;
+  s.c0 = first + (int)((long long)span * c / p.n_chunks);
+  s.c1 = first + (int)((long long)span * (c + 1) / p.n_chunks);
+  return s;
+}
+
+// One thread's scratch, and the steps of one item: score its cached rows
+// block by block, then the batch's own rows, folding each block into an
+// online softmax per query head; then write the result (final with one
+// chunk, else a partial for merge_chunks).
+class ItemWorker {
+ public:
+  explicit ItemWorker(const FusedCall& call)
+      : call_(call),
+        tmp_((size_t)call.plan.d),
+        tile_q_((size_t)call.plan.max_heads * call.plan.d),
+        rs_{std::vector<float>((size_t)call.plan.max_heads * kMaxBlock),
+            std::vector<float>((size_t)call.plan.max_heads * kMaxBlock),
+            {}},
+        st_((size_t)call.plan.max_heads),
+        prompt_(call.kernels.tile ? *call.kernels.tile : detail::reference_tile_kernels()),
+        q2_int_((size_t)(call.plan.max_heads + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads),
+        own_(call.plan.n_chunks > 1 ? 0 : call.plan.part_floats) {}
+
+  void process(size_t item) {
+    const FusedPlan& p = call_.plan;
+    const ItemSpan s = locate_item(call_, item);
+    base_ = p.n_chunks > 1 ? call_.part + item * p.part_floats : own_.data();
+    acc_ = base_ + 2 * s.heads;
+    for (int h = 0; h < s.heads; ++h) {
+      st_[(size_t)h] = {-INFINITY, 0.0f, acc_ + (size_t)h * p.d};
+      std::fill(st_[(size_t)h].acc, st_[(size_t)h].acc + p.d, 0.0f);
+    }
+    const float* tq = gather_queries(s);
+    // Prompt tiles take the heads-in-lanes kernels where the CPU has them,
+    // for every block but those of q2_0 rows, which keep their integer
+    // kernels (scores from the codes; decoded to f32 they were no faster).
+    // The online-softmax state moves between the tile's lanes and st_ where
+    // the kind of block changes (at most at the q2_0 tier's two ends).
+    tiles_here_ = call_.options.prompt_tiles && s.tokens > 1 &&
+                  detail::PromptTile::available(call_.kernels.tile, s.heads, p.d);
+    for (Q2IntQuery& iq : q2_int_) iq.forget();
+    // A prompt's tiles take the integer q2_0 kernels 8 heads a call; a
+    // decode token with more than 8 heads a group keeps the float ones.
+    const GroupQuery gq{tq, s.heads, p.d, q2_int_.data(), s.tokens > 1};
+    in_tile_ = false;
+    if (tiles_here_) begin_tile(s, tq);
+    cached_rows(s, gq);
+    // The batch's own keys (full precision) go with the last chunk, in
+    // blocks like the cached ones.
+    if (s.chunk == p.n_chunks - 1) batch_rows(s, gq);
+    state_to_rows(s.heads);
+    finish(s);
+  }
+
+ private:
+  // The tile's query heads of KV head g, back to back: (heads, d), head
+  // i * group + h for token i. A single token's are already so in b.q.
+  const float* gather_queries(const ItemSpan& s) {
+    const FusedPlan& p = call_.plan;
+    const float* tq = call_.b.q + (size_t)s.t0 * p.q_width + (size_t)s.g * p.group * p.d;
+    if (s.tokens == 1) return tq;
+    for (int i = 0; i < s.tokens; ++i)
+      std::copy_n(tq + (size_t)i * p.q_width, (size_t)p.group * p.d, tile_q_.data() + (size_t)i * p.group * p.d);
+    return tile_q_.data();
+  }
+
+  // Starts the prompt tile: head hh sees positions [window start, its own].
+  void begin_tile(const ItemSpan& s, const float* tq) {
+    static_assert(kQueryTileHeads <= detail::kTileVectorLanes * detail::kTileMaxVectors);
+    int lo[kQueryTileHeads], hi[kQueryTileHeads];
+    for (int hh = 0; hh < s.heads; ++hh) {
+      const int pos = call_.b.pos[s.t0 + hh / call_.plan.group];
+      lo[hh] = window_start(call_.layer, pos);
+      hi[hh] = pos;
+    }
+    prompt_.begin(tq, s.heads, call_.plan.d, call_.plan.scale, lo, hi);
+    in_tile_ = true;
+  }
+
+  // Moves the online-softmax state from the tile's lanes to st_ and back.
+  void state_to_rows(int heads) {
+    if (!in_tile_) return;
+    prompt_.finish(tile_m_, tile_l_, acc_);
+    for (int h = 0; h < heads; ++h) st_[(size_t)h].m = tile_m_[h], st_[(size_t)h].l = tile_l_[h];
+    in_tile_ = false;
+  }
+  void state_to_tile(int heads) {
+    if (in_tile_) return;
+    for (int h = 0; h < heads; ++h) tile_m_[h] = st_[(size_t)h].m, tile_l_[h] = st_[(size_t)h].l;
+    prompt_.resume(tile_m_, tile_l_, acc_);
+    in_tile_ = true;
+  }
+
+  // The item's cached positions [c0, c1), in blocks that never cross a K or
+  // V segment boundary.
+  void cached_rows(const ItemSpan& s, const GroupQuery& gq) {
+    open_cursors(call_.ks, call_.vs, call_.il, s.seq, s.g, s.n_cached, s.c0, s.c1, kc_, vc_);
+    for (int p0 = s.c0; p0 < s.c1;) {
+      const kv::Segment& ksg = kc_.at(p0);
+      const kv::Segment& vsg = vc_.at(p0);
+      if (tiles_here_ && ksg.codec->type() != kv::CacheType::Q2_0 && vsg.codec->type() != kv::CacheType::Q2_0) {
+        state_to_tile(s.heads);
+        const int p1 = std::min({s.c1, p0 + prompt_.block_rows(), ksg.end, vsg.end});
+        tile_cached_block(prompt_, ksg, vsg, p0, p1, s.c1);
+        p0 = p1;
+        continue;
+      }
+      state_to_rows(s.heads);
+      p0 = row_cached_block(s, gq, ksg, vsg, p0);
+    }
+  }
+
+  // One block of cached rows from p0 through the per-row kernels; returns
+  // where it ended. Scores and weights: rs_.scores, rs_.p (heads, bs).
+  int row_cached_block(const ItemSpan& s, const GroupQuery& gq, const kv::Segment& ksg, const kv::Segment& vsg,
+                       int p0) {
+    const FusedPlan& p = call_.plan;
+    const bool small = ksg.codec->row_bytes() <= kSmallRowBytes && vsg.codec->row_bytes() <= kSmallRowBytes;
+    const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
+    const int p1 = std::min({s.c1, p0 + bs, ksg.end, vsg.end});
+    const int n = p1 - p0;
+    const RowsAhead v_ahead = rows_ahead(vsg, p0, n);
+    score_rows(call_.kernels, *ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, p.scale, rs_.scores.data(), (size_t)bs, tmp_.data(),
+               v_ahead);
+    // Token i sees cached rows from its own window start on.
+    for (int i = 0; i < s.tokens; ++i) {
+      const int a = std::clamp(first_cached(call_.layer, call_.b, s.t0 + i) - p0, 0, n);
+      softmax_visible(call_.kernels, &st_[(size_t)i * p.group], p.group, &rs_.scores[(size_t)i * p.group * bs],
+                      &rs_.p[(size_t)i * p.group * bs], (size_t)bs, n, a, n, p.d);
+    }
+    accumulate_rows(call_.kernels, *vsg.codec, row_at(vsg, p0), vsg.stride, n, rs_.p.data(), (size_t)bs, s.heads, acc_, tmp_.data(),
+                    gq.int_chunks, /*rows_asked=*/v_ahead.bytes != 0);
+    return p1;
+  }
+
+  // The batch's own rows the tile sees, through the tile or the row kernels.
+  void batch_rows(const ItemSpan& s, const GroupQuery& gq) {
+    const FusedPlan& p = call_.plan;
+    batch_keys(call_.layer, call_.b, s.t0, s.last_pos, keys_);
+    const ItemView view{call_.layer, call_.b, s.t0, s.tokens, p.group, s.heads, s.g, p.d, p.kv_width, s.n_cached};
+    if (tiles_here_) {
+      state_to_tile(s.heads);
+      tile_batch_rows(view, keys_, prompt_, key_pos_);
+    } else {
+      state_to_rows(s.heads);
+      row_batch_rows(call_.kernels, view, keys_, gq, p.scale, rs_, st_.data(), acc_);
+    }
+  }
+
+  // With one chunk the item's result is final: normalised straight into
+  // out, with no merge (which at a short depth was a serial pass reading the
+  // other threads' partials). Otherwise m and l go beside acc in the
+  // item's partial, base_ = (m (heads), l (heads), acc (heads, d)).
+  void finish(const ItemSpan& s) {
+    const FusedPlan& p = call_.plan;
+    if (p.n_chunks == 1) {
+      for (int hh = 0; hh < s.heads; ++hh) {
+        const int t = s.t0 + hh / p.group, h = hh % p.group;
+        const float l = st_[(size_t)hh].l, inv = l > 0 ? 1.0f / l : 0.0f;
+        const float* acc = st_[(size_t)hh].acc;
+        float* o = call_.out + (size_t)t * p.q_width + ((size_t)s.g * p.group + h) * p.d;
+        for (int i = 0; i < p.d; ++i) o[i] = acc[i] * inv;
+      }
+      return;
+    }
+    for (int h = 0; h < s.heads; ++h) {
+      base_[h] = st_[(size_t)h].m;
+      base_[s.heads + h] = st_[(size_t)h].l;
+    }
+  }
+
+  const FusedCall& call_;
+  std::vector<float> tmp_;     // (d) a decoded row
+  std::vector<float> tile_q_;  // (max_heads, d) a tile's queries
+  RowScratch rs_;              // scores, p: (max_heads, kMaxBlock)
+  std::vector<int> keys_, key_pos_;
+  std::vector<Partial> st_;    // (max_heads) the online softmax of each head
+  detail::PromptTile prompt_;
+  std::vector<Q2IntQuery> q2_int_;
+  std::vector<float> own_;     // (part_floats) the item's result with one chunk
+  SegmentCursor kc_, vc_;      // reopened per item, storage kept
+  float* base_ = nullptr;      // the item's (m, l, acc) floats
+  float* acc_ = nullptr;       // base_ + 2 * heads: (heads, d)
+  bool tiles_here_ = false;    // the item takes the prompt tile for non-q2_0 blocks
+  bool in_tile_ = false;       // the state is the tile's (else st_'s)
+  float tile_m_[kQueryTileHeads], tile_l_[kQueryTileHeads];
+};
+
+// Merges the chunks of each (tile, KV head): rescales their partial
+// softmaxes to a common max and normalises into out.
+void merge_chunks(const FusedPlan& p, const float* part, float* out) {
+  for (int pair = 0; pair < p.pairs; ++pair) {
+    const QueryTile& tile = p.tiles[(size_t)(pair / p.n_kv)];
+    const int g = pair % p.n_kv, heads = tile.n * p.group;
+    auto chunk = [&](int c) { return &part[(size_t)(pair * p.n_chunks + c) * p.part_floats]; };
+    for (int hh = 0; hh < heads; ++hh) {
+      const int t = tile.t0 + hh / p.group, h = hh % p.group;
+      float M = -INFINITY;
+      for (int c = 0; c < p.n_chunks; ++c) M = std::max(M, chunk(c)[hh]);
+      float* o = out + (size_t)t * p.q_width + ((size_t)g * p.group + h) * p.d;
+      std::fill(o, o + p.d, 0.0f);
+      float L = 0;
+      for (int c = 0; c < p.n_chunks; ++c) {
+        const float* pc = chunk(c);
+        const float m = pc[hh], l = pc[heads + hh];
+        if (l == 0.0f) continue;  // an empty chunk
+        const float w = std::exp(m - M);
+        L += w * l;
+        kernels::axpy(w, pc + 2 * heads + (size_t)hh * p.d, o, p.d);
+      }
+      const float inv = L > 0 ? 1.0f / L : 0.0f;
+      for (int i = 0; i < p.d; ++i) o[i] *= inv;
+    }
   }
 }
 
 }  // namespace
 
 void attend_fused(const model::LayerConfig& layer, int il, const kv::KvCache& cache, const BatchView& b,
-                  float* out, ThreadPool& pool, const FusedOptions& options) {
-  const int d = layer.head_dim, n_kv = layer.n_head_kv, group = layer.n_head / n_kv;
-  const int q_width = layer.n_head * d, kv_width = n_kv * d;
-  const float scale = layer.kq_scale();
-  const kv::TierStore& ks = cache.k_store(il);
-  const kv::TierStore& vs = cache.v_store(il);
-  const std::vector<QueryTile> tiles = query_tiles(b, group);
-  int max_heads = 0;  // heads of the largest tile
-  for (const QueryTile& t : tiles) max_heads = std::max(max_heads, t.n * group);
-
-  // Split long cached contexts so every thread has work even when there are
-  // fewer (tile, KV head) pairs than threads (decode): flash-decoding.
-  const int pairs = (int)tiles.size() * n_kv;
-  // Cached positions each token reads: [first, n_cached), first > 0 only in
-  // sliding-window layers.
-  auto first_cached = [&](int t) { return std::min(window_start(layer, b.pos[t]), b.n_cached[t]); };
-  int max_cached = 0;
-  for (int t = 0; t < b.n_tokens; ++t) max_cached = std::max(max_cached, b.n_cached[t] - first_cached(t));
-  int n_chunks = 1;
-  if (pairs < 2 * pool.size())
-    n_chunks = std::clamp((2 * pool.size() + pairs - 1) / pairs, 1, std::max(1, max_cached / kMinChunk));
-  const int items = pairs * n_chunks;
-
-  // Partial results per item: m (heads), l (heads), acc (heads, d), for up
-  // to max_heads heads (token i of the tile, head h: i * group + h). With one
-  // chunk per pair (every short context) an item's result is final: it is
-  // normalised straight into `out` from a per-thread buffer, and there is no
-  // merge, which at a short depth was a serial pass reading the other
-  // threads' partials.
-  const size_t part_floats = (size_t)max_heads * (d + 2);
-  std::vector<float> part(n_chunks > 1 ? (size_t)items * part_floats : 0);
-
+                  float* out, ThreadPool& pool, const AttentionKernels& kernels, const FusedOptions& options) {
+  const FusedPlan plan = plan_items(layer, b, pool.size());
+  std::vector<float> part(plan.n_chunks > 1 ? (size_t)plan.items * plan.part_floats : 0);
+  const FusedCall call{layer, il, cache.k_store(il), cache.v_store(il), b, kernels, options, plan, out,
+                       part.empty() ? nullptr : part.data()};
   // Items are handed out in small runs from a shared counter, latest tokens
   // first: in a causal prompt they read the most rows, and a static split
   // would leave the thread with the early tokens idle.
   std::atomic<size_t> next{0};
-  const size_t run_len = std::max<size_t>(1, (size_t)items / (16 * (size_t)pool.size()));
+  const size_t items = (size_t)plan.items;
+  const size_t run_len = std::max<size_t>(1, items / (16 * (size_t)pool.size()));
   pool.run([&](int, int) {
-    std::vector<float> tmp((size_t)d), tile_q((size_t)max_heads * d);
-    RowScratch rs{std::vector<float>((size_t)max_heads * kMaxBlock), std::vector<float>((size_t)max_heads * kMaxBlock),
-                  {}};
-    std::vector<int> keys, key_pos;
-    std::vector<Partial> st((size_t)max_heads);
-    detail::PromptTile prompt(detail::simd_tile_kernels() ? *detail::simd_tile_kernels()
-                                                          : detail::reference_tile_kernels());
-    std::vector<Q2IntQuery> q2_int((size_t)(max_heads + kQ2IntQueryHeads - 1) / kQ2IntQueryHeads);
-    std::vector<float> own(n_chunks > 1 ? 0 : part_floats);
-    SegmentCursor kc, vc;  // reopened per item, storage kept
-    auto process = [&](size_t item) {
-      const int c = (int)(item % n_chunks), pair = (int)(item / n_chunks);
-      const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
-      const int g = pair % n_kv, heads = tile.n * group;
-      const int t0 = tile.t0, seq = b.seq[t0], n_cached = b.n_cached[t0];
-      const int last_pos = b.pos[t0 + tile.n - 1];
-      // The tile's first token sees the earliest cached row (window starts
-      // grow with the position).
-      const int first = first_cached(t0), span = n_cached - first;
-      const int c0 = first + (int)((long long)span * c / n_chunks);
-      const int c1 = first + (int)((long long)span * (c + 1) / n_chunks);
-
-      float* base = n_chunks > 1 ? &part[item * part_floats] : own.data();
-      for (int h = 0; h < heads; ++h) {
-        st[(size_t)h] = {-INFINITY, 0.0f, base + 2 * heads + (size_t)h * d};
-        std::fill(st[(size_t)h].acc, st[(size_t)h].acc + d, 0.0f);
-      }
-      // The tile's query heads of KV head g, back to back.
-      const float* tq = b.q + (size_t)t0 * q_width + (size_t)g * group * d;
-      if (tile.n > 1) {
-        for (int i = 0; i < tile.n; ++i)
-          std::copy_n(tq + (size_t)i * q_width, (size_t)group * d, tile_q.data() + (size_t)i * group * d);
-        tq = tile_q.data();
-      }
-      // Prompt tiles take the heads-in-lanes kernels where the CPU has them,
-      // for every block but those of q2_0 rows, which keep their integer
-      // kernels (scores from the codes; decoded to f32 they were no faster).
-      // The online-softmax state moves between the tile's lanes and st where
-      // the kind of block changes (at most at the q2_0 tier's two ends).
-      const bool tiles_here = options.prompt_tiles && tile.n > 1 && detail::PromptTile::available(heads, d);
-      for (Q2IntQuery& iq : q2_int) iq.forget();
-      // A prompt's tiles take the integer q2_0 kernels 8 heads a call; a
-      // decode token with more than 8 heads a group keeps the float ones.
-      const GroupQuery gq{tq, heads, d, q2_int.data(), tile.n > 1};
-      const ItemView item_view{layer, b, t0, tile.n, group, heads, g, d, kv_width, n_cached};
-
-      bool in_tile = false;  // the state is the tile's (else st's)
-      float tile_m[kQueryTileHeads], tile_l[kQueryTileHeads];
-      static_assert(kQueryTileHeads <= detail::kTileVectorLanes * detail::kTileMaxVectors);
-      if (tiles_here) {
-        int lo[kQueryTileHeads], hi[kQueryTileHeads];
-        for (int hh = 0; hh < heads; ++hh) {
-          const int pos = b.pos[t0 + hh / group];
-          lo[hh] = window_start(layer, pos);
-          hi[hh] = pos;
-        }
-        prompt.begin(tq, heads, d, scale, lo, hi);
-        in_tile = true;
-      }
-      auto state_to_rows = [&] {
-        if (!in_tile) return;
-        prompt.finish(tile_m, tile_l, base + 2 * heads);
-        for (int h = 0; h < heads; ++h) st[(size_t)h].m = tile_m[h], st[(size_t)h].l = tile_l[h];
-        in_tile = false;
-      };
-      auto state_to_tile = [&] {
-        if (in_tile) return;
-        for (int h = 0; h < heads; ++h) tile_m[h] = st[(size_t)h].m, tile_l[h] = st[(size_t)h].l;
-        prompt.resume(tile_m, tile_l, base + 2 * heads);
-        in_tile = true;
-      };
-
-      open_cursors(ks, vs, il, seq, g, n_cached, c0, c1, kc, vc);
-      for (int p0 = c0; p0 < c1;) {
-        // A block never crosses a K or V segment boundary.
-        const kv::Segment& ksg = kc.at(p0);
-        const kv::Segment& vsg = vc.at(p0);
-        if (tiles_here && ksg.codec->type() != kv::CacheType::Q2_0 && vsg.codec->type() != kv::CacheType::Q2_0) {
-          state_to_tile();
-          const int p1 = std::min({c1, p0 + prompt.block_rows(), ksg.end, vsg.end});
-          tile_cached_block(prompt, ksg, vsg, p0, p1, c1);
-          p0 = p1;
-          continue;
-        }
-        state_to_rows();
-        const bool small = ksg.codec->row_bytes() <= kSmallRowBytes && vsg.codec->row_bytes() <= kSmallRowBytes;
-        const int bs = small ? kMaxBlock : kBlock;  // also the stride of scores and p
-        const int p1 = std::min({c1, p0 + bs, ksg.end, vsg.end});
-        const int n = p1 - p0;
-        const RowsAhead v_ahead = rows_ahead(vsg, p0, n);
-        score_rows(*ksg.codec, row_at(ksg, p0), ksg.stride, n, gq, scale, rs.scores.data(), (size_t)bs, tmp.data(),
-                   v_ahead);
-        // Token i sees cached rows from its own window start on.
-        for (int i = 0; i < tile.n; ++i) {
-          const int a = std::clamp(first_cached(t0 + i) - p0, 0, n);
-          softmax_visible(&st[(size_t)i * group], group, &rs.scores[(size_t)i * group * bs],
-                          &rs.p[(size_t)i * group * bs], (size_t)bs, n, a, n, d);
-        }
-        accumulate_rows(*vsg.codec, row_at(vsg, p0), vsg.stride, n, rs.p.data(), (size_t)bs, heads, base + 2 * heads,
-                        tmp.data(), gq.int_chunks, /*rows_asked=*/v_ahead.bytes != 0);
-        p0 = p1;
-      }
-      // The batch's own keys (full precision) go with the last chunk, in
-      // blocks like the cached ones.
-      if (c == n_chunks - 1) {
-        batch_keys(layer, b, t0, last_pos, keys);
-        if (tiles_here) {
-          state_to_tile();
-          tile_batch_rows(item_view, keys, prompt, key_pos);
-        } else {
-          state_to_rows();
-          row_batch_rows(item_view, keys, gq, scale, rs, st.data(), base + 2 * heads);
-        }
-      }
-      state_to_rows();
-      if (n_chunks == 1) {
-        for (int hh = 0; hh < heads; ++hh) {
-          const int t = t0 + hh / group, h = hh % group;
-          const float l = st[(size_t)hh].l, inv = l > 0 ? 1.0f / l : 0.0f;
-          const float* acc = st[(size_t)hh].acc;
-          float* o = out + (size_t)t * q_width + ((size_t)g * group + h) * d;
-          for (int i = 0; i < d; ++i) o[i] = acc[i] * inv;
-        }
-        return;
-      }
-      for (int h = 0; h < heads; ++h) {
-        base[h] = st[(size_t)h].m;
-        base[heads + h] = st[(size_t)h].l;
-      }
-    };
+    ItemWorker worker(call);
     for (;;) {
       const size_t r0 = next.fetch_add(run_len, std::memory_order_relaxed);
-      if (r0 >= (size_t)items) return;
-      for (size_t r = r0; r < std::min((size_t)items, r0 + run_len); ++r) process((size_t)items - 1 - r);
+      if (r0 >= items) return;
+      for (size_t r = r0; r < std::min(items, r0 + run_len); ++r) worker.process(items - 1 - r);
     }
   });
-
-  // Merge the chunks of each (tile, KV head): rescale to a common max.
-  if (n_chunks == 1) return;
-  for (int pair = 0; pair < pairs; ++pair) {
-    const QueryTile& tile = tiles[(size_t)(pair / n_kv)];
-    const int g = pair % n_kv, heads = tile.n * group;
-    auto chunk = [&](int c) { return &part[(size_t)(pair * n_chunks + c) * part_floats]; };
-    for (int hh = 0; hh < heads; ++hh) {
-      const int t = tile.t0 + hh / group, h = hh % group;
-      float M = -INFINITY;
-      for (int c = 0; c < n_chunks; ++c) M = std::max(M, chunk(c)[hh]);
-      float* o = out + (size_t)t * q_width + ((size_t)g * group + h) * d;
-      std::fill(o, o + d, 0.0f);
-      float L = 0;
-      for (int c = 0; c < n_chunks; ++c) {
-        const float* pc = chunk(c);
-        const float m = pc[hh], l = pc[heads + hh];
-        if (l == 0.0f) continue;  // an empty chunk
-        const float w = std::exp(m - M);
-        L += w * l;
-        kernels::axpy(w, pc + 2 * heads + (size_t)hh * d, o, d);
-      }
-      const float inv = L > 0 ? 1.0f / L : 0.0f;
-      for (int i = 0; i < d; ++i) o[i] *= inv;
-    }
-  }
+  if (plan.n_chunks > 1) merge_chunks(plan, part.data(), out);
 }
 
 }  // namespace oscar::attention

@@ -20,8 +20,8 @@ constexpr size_t kBlockBytes = 8192;
 // (BM_PromptAttention, docs/decisions/0005-prompt-tiles.md).
 constexpr int kMaxTileDim = 128;
 
-bool PromptTile::available(int heads, int d) {
-  return simd_tile_kernels() != nullptr && heads > 1 && heads <= kTileVectorLanes * kTileMaxVectors && d > 0 &&
+bool PromptTile::available(const TileKernels* simd, int heads, int d) {
+  return simd != nullptr && heads > 1 && heads <= kTileVectorLanes * kTileMaxVectors && d > 0 &&
          d <= kMaxTileDim;
 }
 

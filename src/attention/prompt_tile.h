@@ -20,9 +20,9 @@ namespace oscar::attention::detail {
 
 class PromptTile {
  public:
-  // Whether prompt tiles of `heads` heads of d values can run here: the
-  // CPU has the SIMD kernels and the heads fit the lanes.
-  static bool available(int heads, int d);
+  // Whether prompt tiles of `heads` heads of d values can run with `simd`
+  // (AttentionKernels::tile; null: the CPU has none) and the heads fit the lanes.
+  static bool available(const TileKernels* simd, int heads, int d);
 
   explicit PromptTile(const TileKernels& k) : k_(k) {}
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attention/attention_kernels.h"
 #include "attention/row_kernels_impl.h"
-#include "core/cpu_features.h"
 #include "core/prefetch.h"
 #include "kernels/ops.h"
 
@@ -61,54 +61,19 @@ void prepare_q2_int_query(const float* q_heads, int n_heads, int d, int g, float
 
 namespace {
 
-// The kernel sets for this CPU, chosen once per process from cpuid and
-// immutable afterwards: `wide` where it takes the shape, else `narrow`.
-struct SimdSets {
-  detail::RowKernels wide, narrow;
-  detail::IntRowKernels integer;  // q2_0 scores and value sums by integer dot products
-};
-const SimdSets& simd() {
-  static const SimdSets k = [] {
-    SimdSets r;
-#if defined(OSCAR_X86)
-    const CpuFeatures cpu = detect_cpu();
-    if (cpu.has_avx2_family()) {
-      r.narrow = detail::avx2_row_kernels();
-      if (cpu.has_avx512_family()) {
-        r.wide = detail::avx512_row_kernels();
-        r.narrow = detail::avx512_narrow_row_kernels();
-        if (cpu.avx512vnni) {
-          r.integer = detail::avx512vnni_row_kernels();
-          if (cpu.avx512vbmi) r.integer.accumulate_q2 = detail::avx512vbmi_q2_accumulate_kernel();
-          // The same sums on AMX tiles where the OS lets this process use
-          // them (detect_cpu asks): 1.2-2.5x the AVX512-VNNI kernels' speed
-          // on rows in L2, 1.1x in qwen3-4b decode at 16K
-          // (docs/decisions/0004-integer-q2_0-kernels-and-amx.md).
-          if (cpu.amx_int8 && cpu.gfni && cpu.avx512vbmi) r.integer = detail::amx_row_kernels();
-        }
-      }
-    }
-#elif defined(__aarch64__)
-    r.wide = detail::neon_row_kernels();
-#endif
-    return r;
-  }();
-  return k;
-}
-
 // The SIMD set for float rows (f16 or f32) of d values, or null for the generic path.
-const detail::RowKernels* float_set(int d) {
-  if (simd().wide.takes_float(d)) return &simd().wide;
-  if (simd().narrow.takes_float(d)) return &simd().narrow;
+const detail::RowKernels* float_set(const AttentionKernels& k, int d) {
+  if (k.wide.takes_float(d)) return &k.wide;
+  if (k.narrow.takes_float(d)) return &k.narrow;
   return nullptr;
 }
 
-const detail::RowKernels* set_for(const kv::RowCodec& c, int d) {
-  if (c.type() == kv::CacheType::F16) return float_set(d);
+const detail::RowKernels* set_for(const AttentionKernels& k, const kv::RowCodec& c, int d) {
+  if (c.type() == kv::CacheType::F16) return float_set(k, d);
   if (c.type() != kv::CacheType::Q2_0) return nullptr;
   const int g = c.q2_group_size();
-  if (simd().wide.takes_q2(d, g)) return &simd().wide;
-  if (simd().narrow.takes_q2(d, g)) return &simd().narrow;
+  if (k.wide.takes_q2(d, g)) return &k.wide;
+  if (k.narrow.takes_q2(d, g)) return &k.narrow;
   return nullptr;
 }
 
@@ -150,14 +115,14 @@ void accumulate_tiles(detail::AccumulateKernel k, int tile, const detail::RowBlo
 
 }  // namespace
 
-void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
+void score_rows(const AttentionKernels& k, const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                 const GroupQuery& gq, float scale, float* scores, size_t stride, float* tmp, RowsAhead along) {
   const int d = gq.d;
-  if (const detail::RowKernels* set = set_for(codec, d)) {
+  if (const detail::RowKernels* set = set_for(k, codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0, streamed(codec, row_stride),
                              along};
-    const detail::IntRowKernels& integer = simd().integer;
+    const detail::IntRowKernels& integer = k.integer;
     constexpr int kPrepared = kQ2IntQueryHeads, kCall = detail::kQ2IntCallHeads;
     if (q2 && gq.q2_int && integer.takes_q2(d, b.g, int_call_heads(gq.n_heads, gq.int_chunks))) {
       // Each prepared query holds 4 heads; a call takes up to two of them.
@@ -191,13 +156,13 @@ void score_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_strid
   }
 }
 
-void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
+void accumulate_rows(const AttentionKernels& k, const kv::RowCodec& codec, const uint8_t* rows, size_t row_stride, int n_rows,
                      const float* p, size_t stride, int n_heads, float* acc, float* tmp, bool int_chunks,
                      bool rows_asked) {
   const int d = codec.dim();
-  if (const detail::RowKernels* set = set_for(codec, d)) {
+  if (const detail::RowKernels* set = set_for(k, codec, d)) {
     const bool q2 = codec.type() == kv::CacheType::Q2_0;
-    const detail::IntRowKernels& integer = simd().integer;
+    const detail::IntRowKernels& integer = k.integer;
     const detail::RowBlock b{rows, row_stride, n_rows, d, q2 ? codec.q2_group_size() : 0,
                              streamed(codec, row_stride) && !rows_asked};
     if (q2 && integer.accumulates_q2(d, b.g, int_call_heads(n_heads, int_chunks))) {
@@ -213,10 +178,10 @@ void accumulate_rows(const kv::RowCodec& codec, const uint8_t* rows, size_t row_
   }
 }
 
-void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const GroupQuery& gq, float scale,
+void score_rows_f32(const AttentionKernels& k, const float* rows, size_t row_stride, int n_rows, const GroupQuery& gq, float scale,
                     float* scores, size_t stride) {
   const int d = gq.d;
-  if (const detail::RowKernels* set = float_set(d)) {
+  if (const detail::RowKernels* set = float_set(k, d)) {
     score_tiles(*set, set->score_f32, {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0},
                 gq, scale, scores, stride);
     return;
@@ -226,9 +191,9 @@ void score_rows_f32(const float* rows, size_t row_stride, int n_rows, const Grou
       scores[(size_t)h * stride + j] = kernels::dot_f32(gq.q + (size_t)h * d, rows + (size_t)j * row_stride, d) * scale;
 }
 
-void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
+void accumulate_rows_f32(const AttentionKernels& k, const float* rows, size_t row_stride, int n_rows, const float* p, size_t stride,
                          int n_heads, int d, float* acc) {
-  if (const detail::RowKernels* set = float_set(d)) {
+  if (const detail::RowKernels* set = float_set(k, d)) {
     accumulate_tiles(set->accumulate_f32, set->max_heads,
                      {reinterpret_cast<const uint8_t*>(rows), row_stride * sizeof(float), n_rows, d, 0}, p, stride,
                      n_heads, acc);
@@ -238,9 +203,9 @@ void accumulate_rows_f32(const float* rows, size_t row_stride, int n_rows, const
     for (int h = 0; h < n_heads; ++h) kernels::axpy(p[(size_t)h * stride + j], rows + (size_t)j * row_stride, acc + (size_t)h * d, d);
 }
 
-float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
-  if (simd().wide.exp_shifted) return simd().wide.exp_shifted(s, m, p, n, m_new);
-  if (simd().narrow.exp_shifted) return simd().narrow.exp_shifted(s, m, p, n, m_new);
+float exp_shifted(const AttentionKernels& k, const float* s, float m, float* p, int n, float* m_new) {
+  if (k.wide.exp_shifted) return k.wide.exp_shifted(s, m, p, n, m_new);
+  if (k.narrow.exp_shifted) return k.narrow.exp_shifted(s, m, p, n, m_new);
   float mx = m;
   for (int j = 0; j < n; ++j) mx = std::max(mx, s[j]);
   *m_new = mx;
@@ -249,12 +214,12 @@ float exp_shifted(const float* s, float m, float* p, int n, float* m_new) {
   return sum;
 }
 
-void exp_shifted_heads(const float* s, size_t stride, int heads, const float* m, float* p, int n, float* m_new,
+void exp_shifted_heads(const AttentionKernels& k, const float* s, size_t stride, int heads, const float* m, float* p, int n, float* m_new,
                        float* sums) {
-  if (simd().wide.exp_shifted_heads) return simd().wide.exp_shifted_heads(s, stride, heads, m, p, n, m_new, sums);
-  if (simd().narrow.exp_shifted_heads) return simd().narrow.exp_shifted_heads(s, stride, heads, m, p, n, m_new, sums);
+  if (k.wide.exp_shifted_heads) return k.wide.exp_shifted_heads(s, stride, heads, m, p, n, m_new, sums);
+  if (k.narrow.exp_shifted_heads) return k.narrow.exp_shifted_heads(s, stride, heads, m, p, n, m_new, sums);
   for (int h = 0; h < heads; ++h)
-    sums[h] = exp_shifted(s + (size_t)h * stride, m[h], p + (size_t)h * stride, n, &m_new[h]);
+    sums[h] = exp_shifted(k, s + (size_t)h * stride, m[h], p + (size_t)h * stride, n, &m_new[h]);
 }
 
 }  // namespace oscar::attention

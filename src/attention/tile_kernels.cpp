@@ -5,10 +5,6 @@
 
 namespace oscar::attention::detail {
 
-#if defined(OSCAR_X86)
-const TileKernels& avx512_tile_kernels();
-#endif
-
 namespace {
 
 void gemm_reference(const float* a, size_t sa, size_t sk, int m, int kk, const float* b, size_t ldb, int nv, float* c,
@@ -41,20 +37,6 @@ void softmax_reference(float* s, int n, int nv, float* m, float* l, float* acc, 
 }
 
 }  // namespace
-
-const TileKernels* simd_tile_kernels() {
-#if defined(OSCAR_X86)
-  // The file is compiled with the F/BW/VL/DQ flags (cmake/simd_sources.cmake),
-  // so the compiler may use any of them.
-  static const TileKernels* k = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-                                    ? &avx512_tile_kernels()
-                                    : nullptr;
-  return k;
-#else
-  return nullptr;
-#endif
-}
 
 const TileKernels& reference_tile_kernels() {
   static const TileKernels k{gemm_reference, softmax_reference};

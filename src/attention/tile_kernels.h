@@ -35,8 +35,9 @@ struct TileKernels {
   void (*softmax)(float* s, int n, int nv, float* m, float* l, float* acc, int d) = nullptr;
 };
 
-// The AVX-512 set where the CPU has F, BW, VL and DQ (cpuid, once), else null.
-const TileKernels* simd_tile_kernels();
+// The AVX-512 set (tile_kernels_avx512.cpp; x86-64 only, for CPUs with F,
+// BW, VL and DQ: AttentionKernels picks it), and the scalar reference.
+const TileKernels& avx512_tile_kernels();
 const TileKernels& reference_tile_kernels();
 
 }  // namespace oscar::attention::detail

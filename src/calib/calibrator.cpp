@@ -149,7 +149,8 @@ CalibrationResult calibrate(const model::Model& model, ThreadPool& pool,
       const std::vector<float>& m = res.k[(size_t)il].m;
       for (int r = 0; r < d; ++r)
         for (int c = 0; c < d; ++c) w[(size_t)r * d + c] = m[(size_t)c * d + r];
-      snr.emplace_back(hs, std::vector<SnrMode>{{"none", {}}, {"hadamard", h}, {"calibrated", w}}, cfg.snr_q2);
+      snr.emplace_back(hs, std::vector<SnrMode>{{"none", {}}, {"hadamard", h}, {"calibrated", w}}, cfg.snr_q2,
+                       kv::Q2Encoder(model.quant_table().cpu()));
     }
     PassObserver p3([&](int il, int n, const int32_t* pos, const float* q, const float* k, const float*) {
       snr[(size_t)il].add(n, pos, q, k, &pool);

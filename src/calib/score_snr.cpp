@@ -7,8 +7,8 @@
 
 namespace oscar::calib {
 
-ScoreSnr::ScoreSnr(HeadShape s, std::vector<SnrMode> modes, kv::Q2Params q2)
-    : s_(s), modes_(std::move(modes)), q2_(q2) {
+ScoreSnr::ScoreSnr(HeadShape s, std::vector<SnrMode> modes, kv::Q2Params q2, kv::Q2Encoder encode)
+    : s_(s), modes_(std::move(modes)), q2_(q2), encode_(encode) {
   const int d = s_.head_dim;
   require(kv::q2_valid(d, q2_), "q2_0 cannot encode rows of head dim " + std::to_string(d));
   for (const SnrMode& m : modes_) {
@@ -73,7 +73,7 @@ void ScoreSnr::add_head(int h, int n, const float* q, const float* k) {
     MatF rot = w.size() ? MatF(kh * w.transpose()) : kh;  // rows W·k
     MatF deq(n, d);
     for (int t = 0; t < n; ++t) {
-      kv::q2_encode(&rot(t, 0), code.data(), d, q2_);
+      encode_(&rot(t, 0), code.data(), d, q2_);
       kv::q2_decode(code.data(), &deq(t, 0), d, q2_);
     }
     const MatF err = w.size() ? MatF((rot - deq) * w) : MatF(rot - deq);  // rows Wᵀ·(W·k − k̂')

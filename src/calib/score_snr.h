@@ -28,7 +28,9 @@ struct SnrMode {
 
 class ScoreSnr {
  public:
-  ScoreSnr(HeadShape s, std::vector<SnrMode> modes, kv::Q2Params q2);
+  // encode: the q2_0 encoder (bytes identical on every CPU; the SIMD one
+  // only saves time).
+  ScoreSnr(HeadShape s, std::vector<SnrMode> modes, kv::Q2Params q2, kv::Q2Encoder encode = kv::Q2Encoder{});
   // The rows of one batch of a single sequence, positions consecutive; a
   // batch starting at position 0 starts a new sequence. Heads are spread
   // over `pool` when given.
@@ -49,6 +51,7 @@ class ScoreSnr {
   std::vector<SnrMode> modes_;
   std::vector<MatF> w_;  // per mode; empty when no rotation
   kv::Q2Params q2_;
+  kv::Q2Encoder encode_;
   // Per KV head: running Gram matrices [0] = Σ k·kᵀ, [1 + m] = Σ e_m·e_mᵀ,
   // and the sums they produced so far.
   std::vector<std::vector<Eigen::MatrixXf>> gram_;

@@ -221,6 +221,9 @@ std::string pad(const std::string& s, int64_t width, const std::string& fill, in
   return out;
 }
 
+// One branch per Python str method, each a few lines: a dispatch table
+// written as code (the shape of an opcode switch), kept whole so a method is
+// found by its name in one place.
 Value str_method(Interpreter& in, const std::string& s, const std::string& name, CallArgs& args) {
   if (name == "startswith" || name == "endswith") {
     BoundArgs a(name, args, {"prefix", "start", "end"});

@@ -44,6 +44,61 @@ std::string apply_width(std::string s, int64_t width, bool left_align) {
   return left_align ? s + padding : padding + s;
 }
 
+// One conversion of `fmt % args`: arg converted by conv, with its flags
+// ("-+ 0#"), width and precision (-1: none).
+std::string percent_conversion(const Value& arg, char conv, const std::string& flags, int64_t width,
+                               int64_t prec) {
+  const bool left = flags.find('-') != std::string::npos;
+  std::string spec = "%" + flags + (width >= 0 ? std::to_string(width) : "") + (prec >= 0 ? "." + std::to_string(prec) : "");
+  switch (conv) {
+    case 's':
+    case 'r':
+    case 'a': {
+      std::string s = conv == 's' ? arg.to_str() : arg.repr();
+      if (prec >= 0) {
+        const auto off = unicode::offsets(s);
+        if (static_cast<size_t>(prec) + 1 < off.size()) s.resize(off[prec]);
+      }
+      return apply_width(std::move(s), width, left);
+    }
+    case 'd':
+    case 'i':
+    case 'u':
+      return printf_int(spec + "lld", to_int_for_format(arg, conv));
+    case 'x':
+    case 'X':
+    case 'o':
+      return printf_int(spec + "ll" + conv, to_int_for_format(arg, conv));
+    case 'c': {
+      if (arg.is_string()) return apply_width(arg.str(), width, left);
+      std::string ch;
+      unicode::append(ch, static_cast<char32_t>(to_int_for_format(arg, conv)));
+      return apply_width(ch, width, left);
+    }
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G': {
+      if (!arg.is_number()) {
+        if (arg.is_string() && conv != 'c')
+          throw_type_error("must be real number, not str");
+        throw_type_error("must be real number, not " + arg.type_name());
+      }
+      const double d = arg.number();
+      if (!std::isfinite(d)) {
+        std::string s = std::isnan(d) ? "nan" : (d < 0 ? "-inf" : "inf");
+        if (conv >= 'A' && conv <= 'Z') s = unicode::upper(s);
+        return apply_width(s, width, left);
+      }
+      return printf_num(spec + conv, d);
+    }
+    default:
+      throw_value_error(std::string("unsupported format character '") + conv + "'");
+  }
+}
+
 }  // namespace
 
 std::string percent_format(Interpreter& in, const std::string& fmt, const Value& args) {
@@ -108,162 +163,105 @@ std::string percent_format(Interpreter& in, const std::string& fmt, const Value&
       continue;
     }
     if (!have_arg) arg = mapping ? *mapping : take();
-    const bool left = flags.find('-') != std::string::npos;
-    std::string spec = "%" + flags + (width >= 0 ? std::to_string(width) : "") + (prec >= 0 ? "." + std::to_string(prec) : "");
-    switch (conv) {
-      case 's':
-      case 'r':
-      case 'a': {
-        std::string s = conv == 's' ? arg.to_str() : arg.repr();
-        if (prec >= 0) {
-          const auto off = unicode::offsets(s);
-          if (static_cast<size_t>(prec) + 1 < off.size()) s.resize(off[prec]);
-        }
-        out += apply_width(std::move(s), width, left);
-        break;
-      }
-      case 'd':
-      case 'i':
-      case 'u':
-        out += printf_int(spec + "lld", to_int_for_format(arg, conv));
-        break;
-      case 'x':
-      case 'X':
-      case 'o':
-        out += printf_int(spec + "ll" + conv, to_int_for_format(arg, conv));
-        break;
-      case 'c':
-        if (arg.is_string()) {
-          out += apply_width(arg.str(), width, left);
-        } else {
-          std::string ch;
-          unicode::append(ch, static_cast<char32_t>(to_int_for_format(arg, conv)));
-          out += apply_width(ch, width, left);
-        }
-        break;
-      case 'f':
-      case 'F':
-      case 'e':
-      case 'E':
-      case 'g':
-      case 'G': {
-        if (!arg.is_number()) {
-          if (arg.is_string() && conv != 'c')
-            throw_type_error("must be real number, not str");
-          throw_type_error("must be real number, not " + arg.type_name());
-        }
-        const double d = arg.number();
-        if (!std::isfinite(d)) {
-          std::string s = std::isnan(d) ? "nan" : (d < 0 ? "-inf" : "inf");
-          if (conv >= 'A' && conv <= 'Z') s = unicode::upper(s);
-          out += apply_width(s, width, left);
-        } else {
-          out += printf_num(spec + conv, d);
-        }
-        break;
-      }
-      default:
-        throw_value_error(std::string("unsupported format character '") + conv + "'");
-    }
+    out += percent_conversion(arg, conv, flags, width, prec);
     in.check_size(out.size());
   }
   if (!mapping && next < positional.size()) throw_type_error("not all arguments converted during string formatting");
   return out;
 }
 
-std::string format_spec(const Value& v, const std::string& spec) {
-  if (spec.empty()) return v.to_str();
-  size_t i = 0;
+namespace {
+
+// A parsed str.format() spec: [[fill]align][sign][#][0][width][,|_][.prec][type].
+struct FormatSpec {
   std::string fill = " ";
-  char align = 0;
-  // [[fill]align]
+  char align = 0;  // one of "<>^=", 0: by the value's kind
+  char sign = 0;   // '+', '-', ' ' or 0
+  bool alt = false;
+  int64_t width = 0, prec = -1;
+  char type = 0;
+};
+
+FormatSpec parse_format_spec(const std::string& spec) {
+  FormatSpec fs;
+  size_t i = 0;
   {
     char32_t c;
     const size_t n = unicode::decode(spec, 0, &c);
     if (n < spec.size() && std::string("<>^=").find(spec[n]) != std::string::npos) {
-      fill = spec.substr(0, n);
-      align = spec[n];
+      fs.fill = spec.substr(0, n);
+      fs.align = spec[n];
       i = n + 1;
     } else if (std::string("<>^=").find(spec[0]) != std::string::npos) {
-      align = spec[0];
+      fs.align = spec[0];
       i = 1;
     }
   }
-  char sign = 0;
-  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
-  bool alt = false;
-  if (i < spec.size() && spec[i] == '#') alt = true, ++i;
+  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) fs.sign = spec[i++];
+  if (i < spec.size() && spec[i] == '#') fs.alt = true, ++i;
   if (i < spec.size() && spec[i] == '0') {
-    if (!align) fill = "0", align = '=';
+    if (!fs.align) fs.fill = "0", fs.align = '=';
     ++i;
   }
-  int64_t width = 0;
-  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') width = width * 10 + (spec[i++] - '0');
+  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') fs.width = fs.width * 10 + (spec[i++] - '0');
   bool comma = false;
   if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) comma = true, ++i;
-  int64_t prec = -1;
   if (i < spec.size() && spec[i] == '.') {
     ++i;
-    prec = 0;
-    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') prec = prec * 10 + (spec[i++] - '0');
+    fs.prec = 0;
+    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') fs.prec = fs.prec * 10 + (spec[i++] - '0');
   }
-  char type = 0;
-  if (i < spec.size()) type = spec[i++];
+  if (i < spec.size()) fs.type = spec[i++];
   if (i != spec.size()) throw_value_error("Invalid format specifier");
-  check_width(width);
-  check_width(prec);
+  check_width(fs.width);
+  check_width(fs.prec);
   if (comma) throw_value_error("thousands separators are not supported in templates");
+  return fs;
+}
 
-  std::string body;
-  bool numeric = false;
-  if (v.is_string() || (!v.is_number() && !type)) {
-    if (type && type != 's') throw_value_error(std::string("Unknown format code '") + type + "' for object of type 'str'");
-    body = v.to_str();
-    if (prec >= 0) {
-      const auto off = unicode::offsets(body);
-      if (static_cast<size_t>(prec) + 1 < off.size()) body.resize(off[prec]);
+// A number formatted by the spec, before padding; numeric is cleared for
+// the 'c' type (a character pads like a string).
+std::string format_number(const Value& v, const FormatSpec& fs, bool& numeric) {
+  const char type = fs.type, sign = fs.sign;
+  const int64_t prec = fs.prec;
+  const bool as_int = (v.is_int() || v.is_bool()) && (!type || std::string("dxXobcn").find(type) != std::string::npos);
+  std::string flags = std::string(sign == '+' ? "+" : sign == ' ' ? " " : "") + (fs.alt ? "#" : "");
+  if (as_int) {
+    const long long x = v.int_value();
+    if (type == 'b') {
+      unsigned long long u = x < 0 ? -static_cast<unsigned long long>(x) : x;
+      std::string bits;
+      do bits.insert(bits.begin(), static_cast<char>('0' + (u & 1))); while (u >>= 1);
+      return (x < 0 ? "-" : (sign == '+' ? "+" : sign == ' ' ? " " : "")) + std::string(fs.alt ? "0b" : "") + bits;
     }
-  } else if (v.is_number()) {
-    numeric = true;
-    const bool as_int = (v.is_int() || v.is_bool()) && (!type || std::string("dxXobcn").find(type) != std::string::npos);
-    std::string flags = std::string(sign == '+' ? "+" : sign == ' ' ? " " : "") + (alt ? "#" : "");
-    if (as_int) {
-      const long long x = v.int_value();
-      if (type == 'b') {
-        unsigned long long u = x < 0 ? -static_cast<unsigned long long>(x) : x;
-        std::string bits;
-        do bits.insert(bits.begin(), static_cast<char>('0' + (u & 1))); while (u >>= 1);
-        body = (x < 0 ? "-" : (sign == '+' ? "+" : sign == ' ' ? " " : "")) + std::string(alt ? "0b" : "") + bits;
-      } else if (type == 'c') {
-        unicode::append(body, static_cast<char32_t>(x));
-        numeric = false;
-      } else {
-        const char t = (!type || type == 'n') ? 'd' : type;
-        body = printf_int("%" + flags + "ll" + t, x);
-      }
-    } else {
-      const double d = v.number();
-      char t = type ? type : 'g';
-      if (!type && prec < 0) {
-        body = (sign == '+' && d >= 0 ? "+" : sign == ' ' && d >= 0 ? " " : "") + v.to_str();
-      } else if (t == '%') {
-        body = printf_num("%" + flags + "." + std::to_string(prec < 0 ? 6 : prec) + "f", d * 100) + "%";
-      } else if (std::string("eEfFgG").find(t) != std::string::npos) {
-        body = printf_num("%" + flags + "." + std::to_string(prec < 0 ? 6 : prec) + t, d);
-      } else {
-        throw_value_error(std::string("Unknown format code '") + t + "' for object of type 'float'");
-      }
+    if (type == 'c') {
+      std::string body;
+      unicode::append(body, static_cast<char32_t>(x));
+      numeric = false;
+      return body;
     }
-  } else {
-    body = v.to_str();
+    const char t = (!type || type == 'n') ? 'd' : type;
+    return printf_int("%" + flags + "ll" + t, x);
   }
+  const double d = v.number();
+  char t = type ? type : 'g';
+  if (!type && prec < 0) return (sign == '+' && d >= 0 ? "+" : sign == ' ' && d >= 0 ? " " : "") + v.to_str();
+  if (t == '%') return printf_num("%" + flags + "." + std::to_string(prec < 0 ? 6 : prec) + "f", d * 100) + "%";
+  if (std::string("eEfFgG").find(t) != std::string::npos)
+    return printf_num("%" + flags + "." + std::to_string(prec < 0 ? 6 : prec) + t, d);
+  throw_value_error(std::string("Unknown format code '") + t + "' for object of type 'float'");
+}
+
+// body padded with the spec's fill to its width; numbers align right by
+// default, other values left.
+std::string pad_formatted(const std::string& body, const FormatSpec& fs, bool numeric) {
   const int64_t len = static_cast<int64_t>(unicode::length(body));
-  if (width <= len) return body;
-  const int64_t total = width - len;
-  if (!align) align = numeric ? '>' : '<';
+  if (fs.width <= len) return body;
+  const int64_t total = fs.width - len;
+  const char align = fs.align ? fs.align : numeric ? '>' : '<';
   std::string out;
   auto fills = [&](int64_t n) {
-    for (int64_t k = 0; k < n; ++k) out += fill;
+    for (int64_t k = 0; k < n; ++k) out += fs.fill;
   };
   if (align == '<') {
     out = body;
@@ -282,6 +280,30 @@ std::string format_spec(const Value& v, const std::string& spec) {
     out += body.substr(signlen);
   }
   return out;
+}
+
+}  // namespace
+
+std::string format_spec(const Value& v, const std::string& spec) {
+  if (spec.empty()) return v.to_str();
+  const FormatSpec fs = parse_format_spec(spec);
+  std::string body;
+  bool numeric = false;
+  if (v.is_string() || (!v.is_number() && !fs.type)) {
+    if (fs.type && fs.type != 's')
+      throw_value_error(std::string("Unknown format code '") + fs.type + "' for object of type 'str'");
+    body = v.to_str();
+    if (fs.prec >= 0) {
+      const auto off = unicode::offsets(body);
+      if (static_cast<size_t>(fs.prec) + 1 < off.size()) body.resize(off[fs.prec]);
+    }
+  } else if (v.is_number()) {
+    numeric = true;
+    body = format_number(v, fs, numeric);
+  } else {
+    body = v.to_str();
+  }
+  return pad_formatted(body, fs, numeric);
 }
 
 std::string str_format(Interpreter& in, const std::string& fmt, CallArgs& args) {

@@ -30,7 +30,7 @@ const char* cache_type_name(CacheType t) {
 }
 
 RowCodec::RowCodec(CacheType t, int d, const quant::QuantTable& table, const Q2Params& q2)
-    : type_(t), d_(d), q2_(q2) {
+    : type_(t), d_(d), q2_(q2), q2_encode_(table.cpu()) {
   if (t == CacheType::Q2_0) {
     require(q2_valid(d, q2), "KV cache: q2_0 group size " + std::to_string(q2_group(d, q2)) +
                                  " must be a multiple of 4 that divides the head dim " + std::to_string(d));
@@ -48,7 +48,7 @@ RowCodec::RowCodec(CacheType t, int d, const quant::QuantTable& table, const Q2P
 }
 
 void RowCodec::encode(const float* x, uint8_t* out) const {
-  if (type_ == CacheType::Q2_0) q2_encode(x, out, d_, q2_);
+  if (type_ == CacheType::Q2_0) q2_encode_(x, out, d_, q2_);
   else traits_->quantize(x, out, d_);
 }
 

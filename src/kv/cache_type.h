@@ -41,6 +41,7 @@ class RowCodec {
   size_t row_bytes_ = 0;
   const quant::QuantTraits* traits_ = nullptr;  // plain types
   Q2Params q2_;
+  Q2Encoder q2_encode_;  // for the table's CPU
 };
 
 }  // namespace oscar::kv

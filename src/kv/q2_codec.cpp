@@ -55,25 +55,18 @@ float q2_clip_threshold(const float* x, int d, float ratio) {
   return a[(size_t)k];
 }
 
-namespace {
-using EncodeFn = bool (*)(const float*, uint8_t*, int, const Q2Params&);
-
-// The SIMD encoder this CPU runs, or null: chosen once.
-EncodeFn simd_encoder() {
-  static const EncodeFn fn = []() -> EncodeFn {
+Q2Encoder::Q2Encoder(const CpuFeatures& cpu) {
 #if defined(OSCAR_X86)
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return detail::q2_encode_avx512;
+  if (cpu.avx512f && cpu.avx512dq) simd_ = detail::q2_encode_avx512, name_ = "avx512";
 #elif defined(__aarch64__)
-    return detail::q2_encode_neon;  // NEON is part of every AArch64 CPU
+  if (cpu.neon) simd_ = detail::q2_encode_neon, name_ = "neon";
+#else
+  (void)cpu;
 #endif
-    return nullptr;
-  }();
-  return fn;
 }
-}  // namespace
 
-void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p) {
-  if (const EncodeFn fn = simd_encoder(); fn && fn(x, out, d, p)) return;
+void Q2Encoder::operator()(const float* x, uint8_t* out, int d, const Q2Params& p) const {
+  if (simd_ && simd_(x, out, d, p)) return;
   q2_encode_reference(x, out, d, p);
 }
 

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/cpu_features.h"
+
 namespace oscar::kv {
 
 struct Q2Params {
@@ -32,9 +34,21 @@ int q2_clip_rank(int d, float ratio);
 // The clipping threshold of the rule above (for tests and reports).
 float q2_clip_threshold(const float* x, int d, float ratio);
 
-// Encodes with the SIMD encoder where the CPU has one and the row suits it
-// (q2_codec_simd.h), else with q2_encode_reference; the bytes are the same.
-void q2_encode(const float* x, uint8_t* out, int d, const Q2Params& p);
+// The q2_0 encoder for a CPU: its SIMD encoder (q2_codec_simd.h) where the
+// CPU has one and the row suits it, else q2_encode_reference; the bytes are
+// the same. Built from the CpuFeatures the caller was given (a RowCodec from
+// its QuantTable's); CpuFeatures{} encodes with the reference only.
+class Q2Encoder {
+ public:
+  explicit Q2Encoder(const CpuFeatures& cpu = {});
+  void operator()(const float* x, uint8_t* out, int d, const Q2Params& p) const;
+  // "avx512", "neon" or "scalar".
+  const char* name() const { return name_; }
+
+ private:
+  bool (*simd_)(const float*, uint8_t*, int, const Q2Params&) = nullptr;
+  const char* name_ = "scalar";
+};
 // The scalar encoder, which the SIMD one is tested against.
 void q2_encode_reference(const float* x, uint8_t* out, int d, const Q2Params& p);
 void q2_decode(const uint8_t* in, float* out, int d, const Q2Params& p);

@@ -82,8 +82,13 @@ class QuantTable {
   // Q6_K), or nullptr where this CPU has none (then the loader leaves such
   // matrices as they are).
   const Rows16Kernels* rows16(TensorType t) const;
+  // The features the table was built for: the layers above (attention, the
+  // KV codecs) pick their kernels from them, so one table built at the edge
+  // decides every kernel of a model (CpuFeatures{}: scalar everywhere).
+  const CpuFeatures& cpu() const { return cpu_; }
 
  private:
+  CpuFeatures cpu_;
   QuantTraits traits_[40] = {};
   bool present_[40] = {};
   const Rows16Kernels* rows16_[40] = {};

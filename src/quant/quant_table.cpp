@@ -5,7 +5,7 @@
 
 namespace oscar::quant {
 
-QuantTable::QuantTable(const CpuFeatures& cpu) {
+QuantTable::QuantTable(const CpuFeatures& cpu) : cpu_(cpu) {
   register_float_types(traits_, present_, cpu);
   register_legacy_types(traits_, present_, cpu);
   register_kquant_types(traits_, present_, cpu);

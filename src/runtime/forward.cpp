@@ -12,7 +12,8 @@ namespace oscar::runtime {
 
 Forward::Forward(const model::Model& model, kv::KvCache& cache, ThreadPool& pool, ForwardOptions opts)
     : model_(model), cache_(cache), pool_(pool), opts_(opts), clock_(opts.profile),
-      f32_(&model.quant_table().get(TensorType::F32, "rotation")) {
+      f32_(&model.quant_table().get(TensorType::F32, "rotation")),
+      attn_kernels_(model.quant_table().cpu()) {
   if (!opts_.rotations) own_rotations_ = RotationPlan::make(model, /*q2_cache=*/false, /*no_hadamard=*/true);
   rot_ = opts_.rotations ? opts_.rotations : &own_rotations_;
   const model::ModelConfig& c = model_.config();

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "attention/attention_kernels.h"
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kv/kv_cache.h"
@@ -121,6 +122,8 @@ class Forward {
   const RotationPlan* rot_;
   kernels::MatmulScratch mm_;
   const quant::QuantTraits* f32_;  // dense rotations go through the f32 matmul kernels
+  // The attention kernels for the CPU the model's QuantTable was built for.
+  attention::AttentionKernels attn_kernels_;
   std::vector<float> rot_tmp_;
   // Activations, row-major per token.
   std::vector<float> x_;     // (n, n_embd) residual stream

@@ -108,7 +108,7 @@ void Forward::attention_block(int il, int n) {
   const float* kb = own ? k_.data() : kept_k_[(size_t)src].data();
   const float* vb = own ? v_.data() : kept_v_[(size_t)src].data();
   attention::BatchView bv{n, seq_.data(), pos_.data(), q_.data(), kb, vb, n_cached_.data()};
-  if (opts_.fused_attention) attention::attend_fused(l, il, cache_, bv, att_.data(), pool_);
+  if (opts_.fused_attention) attention::attend_fused(l, il, cache_, bv, att_.data(), pool_, attn_kernels_);
   else attention::attend_reference(l, il, cache_, bv, att_.data(), pool_);
   // Undo the V rotation per head on the attention output.
   if (wv) rotate_heads(rot_->v_back[(size_t)src], att_.data(), n * l.n_head, hd);

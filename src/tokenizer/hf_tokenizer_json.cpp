@@ -129,43 +129,34 @@ std::vector<KeyValue> vocab_metadata_from_hf_text(std::string_view tokenizer_jso
 }
 
 namespace {
-std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::string_view config_json,
-                                      const std::string& name) {
-  HfTokenizerJson parsed = read_hf_tokenizer_json(tokenizer_json, name);
-  const json& j = parsed.doc;
-  const json cfg = config_json.empty() ? json::object() : parse(config_json, "tokenizer_config.json");
-  if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
-    throw Error("'" + name + "' has no \"model\" object");
-  const json& model = j["model"];
-  const std::string mtype = model.value("type", "BPE");
-  if (mtype != "BPE")
-    throw Error("'" + name + "': tokenizer model type '" + mtype + "' is not supported (only BPE)");
-  if (!parsed.has_vocab) throw Error("'" + name + "': model.vocab is missing or not an object");
 
-  const json normalizer = j.value("normalizer", json());
-  const json pre = j.value("pre_tokenizer", json());
-  const json decoder = j.value("decoder", json());
-  const json post = j.value("post_processor", json());
+// The GGUF tokenizer family of a BPE tokenizer.json: byte-level (gpt2, with
+// the pre-tokenizer regex's name) or SentencePiece-style (llama when a space
+// is prepended, else gemma4).
+struct HfFamily {
+  std::string ggml_model, ggml_pre;
+  bool byte_level = false;
+  bool prepend = false;  // SentencePiece-style: a meta space goes before the text
+};
 
-  // --- which tokenizer family -------------------------------------------
-  const bool byte_level = has_component(pre, "ByteLevel") || has_component(decoder, "ByteLevel");
+HfFamily detect_family(const json& normalizer, const json& pre, const json& decoder, const std::string& name) {
+  HfFamily f;
+  f.byte_level = has_component(pre, "ByteLevel") || has_component(decoder, "ByteLevel");
   bool spaces_to_meta = has_component(pre, "Metaspace") || has_component(decoder, "Metaspace");
-  bool prepend = false;
   visit_components(normalizer, [&](const json& c) {
     const std::string t = c.value("type", "");
     if (t == "Replace" && pattern_text(c) == " " && c.value("content", "") == std::string(kSpmSpace))
       spaces_to_meta = true;
-    if (t == "Prepend" && c.value("prepend", "") == std::string(kSpmSpace)) prepend = true;
+    if (t == "Prepend" && c.value("prepend", "") == std::string(kSpmSpace)) f.prepend = true;
   });
   visit_components(pre, [&](const json& c) {
     if (c.value("type", "") == "Metaspace") {
       const std::string scheme = c.value("prepend_scheme", c.value("add_prefix_space", true) ? "always" : "never");
-      if (scheme != "never") prepend = true;
+      if (scheme != "never") f.prepend = true;
     }
   });
-  std::string ggml_model, ggml_pre;
-  if (byte_level) {
-    ggml_model = "gpt2";
+  if (f.byte_level) {
+    f.ggml_model = "gpt2";
     std::string regex;
     bool bytelevel_regex = false;
     visit_components(pre, [&](const json& c) {
@@ -174,25 +165,36 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
       if (t == "ByteLevel" && c.value("use_regex", true)) bytelevel_regex = true;
     });
     if (!regex.empty()) {
-      ggml_pre = pre_name_for_regex(regex);
-      if (ggml_pre.empty())
+      f.ggml_pre = pre_name_for_regex(regex);
+      if (f.ggml_pre.empty())
         throw Error("'" + name + "': pre-tokenizer regex is not one this tokenizer supports: " + regex);
     } else if (bytelevel_regex) {
-      ggml_pre = "gpt-2";
+      f.ggml_pre = "gpt-2";
     } else {
       throw Error("'" + name + "': byte-level tokenizer without a pre-tokenizer regex is not supported");
     }
-    if (has_component(normalizer, "NFC") && ggml_pre != "qwen2")
+    if (has_component(normalizer, "NFC") && f.ggml_pre != "qwen2")
       throw Error("'" + name + "': NFC normalisation is only supported with the qwen2 pre-tokenizer");
   } else if (spaces_to_meta) {
-    ggml_model = prepend ? "llama" : "gemma4";
-    if (prepend) ggml_pre = "default";
+    f.ggml_model = f.prepend ? "llama" : "gemma4";
+    if (f.prepend) f.ggml_pre = "default";
   } else {
     throw Error("'" + name + "': unsupported BPE tokenizer (neither byte-level nor SentencePiece-style)");
   }
-  const bool spm_like = !byte_level;
+  return f;
+}
 
-  // --- tokens ------------------------------------------------------------
+// The GGUF token arrays: one entry per id in [0, n), n past the largest
+// vocab or added id; ids in neither are "[PAD<id>]" of type Unused.
+struct HfTokens {
+  std::vector<Value> tokens, types;  // (n) text, TokenType
+  std::vector<float> scores;         // (n) 0, or -1000 for added tokens
+  std::unordered_map<std::string, int32_t> text_to_id;
+  std::vector<std::pair<std::string, int64_t>> added_order;  // added tokens in file order, for content -> id
+};
+
+HfTokens read_tokens(HfTokenizerJson& parsed, bool spm_like, const std::string& name) {
+  const json& j = parsed.doc;
   std::map<int64_t, std::string> by_id;
   for (auto& [text, id] : parsed.vocab) {
     if (id < 0 || id > INT32_MAX) throw Error("'" + name + "': vocab id out of range for '" + text + "'");
@@ -203,7 +205,7 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
     bool special;
   };
   std::map<int64_t, Added> added;
-  std::vector<std::pair<std::string, int64_t>> added_order;  // for content -> id (first match)
+  HfTokens t;
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     for (const auto& a : j["added_tokens"]) {
       if (!a.is_object() || !a.contains("id") || !a.contains("content") || !a["id"].is_number_integer() ||
@@ -212,7 +214,7 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
       const int64_t id = a["id"].get<int64_t>();
       if (id < 0 || id > INT32_MAX) throw Error("'" + name + "': added token id out of range");
       added[id] = {a["content"].get<std::string>(), a.value("special", false)};
-      added_order.emplace_back(a["content"].get<std::string>(), id);
+      t.added_order.emplace_back(a["content"].get<std::string>(), id);
     }
   }
   int64_t n = 0;
@@ -220,12 +222,9 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
   if (!added.empty()) n = std::max(n, added.rbegin()->first + 1);
   if (n == 0) throw Error("'" + name + "': the vocabulary is empty");
 
-  std::vector<Value> tokens, types;
-  std::vector<float> score_vals;
-  tokens.reserve(n);
-  types.reserve(n);
-  score_vals.reserve(n);
-  std::unordered_map<std::string, int32_t> text_to_id;
+  t.tokens.reserve(n);
+  t.types.reserve(n);
+  t.scores.reserve(n);
   for (int64_t id = 0; id < n; ++id) {
     std::string text;
     TokenType type = TokenType::Normal;
@@ -241,57 +240,52 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
       text = "[PAD" + std::to_string(id) + "]";
       type = TokenType::Unused;
     }
-    text_to_id[text] = (int32_t)id;
-    tokens.push_back(Value::str(std::move(text)));
-    types.push_back(Value::i32((int32_t)type));
-    score_vals.push_back(score);
+    t.text_to_id[text] = (int32_t)id;
+    t.tokens.push_back(Value::str(std::move(text)));
+    t.types.push_back(Value::i32((int32_t)type));
+    t.scores.push_back(score);
   }
+  return t;
+}
 
-  const auto& merges = parsed.merges;
-  std::vector<Value> merge_values;
-  merge_values.reserve(merges.size());
-  for (const auto& [l, r] : merges) merge_values.push_back(Value::str(encode_merge_part(l) + " " + encode_merge_part(r)));
-  if (ggml_model == "llama") {
-    // SentencePiece merges by score: give each token the rank of the first
-    // merge producing it, earlier merges scoring higher, so the score order
-    // reproduces the merge order.
-    std::vector<bool> seen(n, false);
-    for (size_t i = 0; i < merges.size(); ++i) {
-      auto it = text_to_id.find(merges[i].first + merges[i].second);
-      if (it == text_to_id.end() || seen[it->second]) continue;
-      seen[it->second] = true;
-      score_vals[it->second] = -(float)(i + 1);
-    }
+// SentencePiece merges by score: give each token the rank of the first merge
+// producing it, earlier merges scoring higher, so the score order reproduces
+// the merge order.
+void scores_from_merges(const std::vector<std::pair<std::string, std::string>>& merges, HfTokens& t) {
+  std::vector<bool> seen(t.scores.size(), false);
+  for (size_t i = 0; i < merges.size(); ++i) {
+    auto it = t.text_to_id.find(merges[i].first + merges[i].second);
+    if (it == t.text_to_id.end() || seen[it->second]) continue;
+    seen[it->second] = true;
+    t.scores[it->second] = -(float)(i + 1);
   }
-  std::vector<Value> scores;
-  scores.reserve(n);
-  for (float f : score_vals) scores.push_back(Value::f32(f));
+}
 
-  std::vector<KeyValue> kv;
-  kv.push_back({"tokenizer.ggml.model", Value::str(ggml_model)});
-  if (!ggml_pre.empty()) kv.push_back({"tokenizer.ggml.pre", Value::str(ggml_pre)});
-  kv.push_back({"tokenizer.ggml.tokens", Value::array(ValueType::STRING, std::move(tokens))});
-  if (spm_like) kv.push_back({"tokenizer.ggml.scores", Value::array(ValueType::FLOAT32, std::move(scores))});
-  kv.push_back({"tokenizer.ggml.token_type", Value::array(ValueType::INT32, std::move(types))});
-  if (ggml_model != "llama") kv.push_back({"tokenizer.ggml.merges", Value::array(ValueType::STRING, std::move(merge_values))});
+// The special token ids (bos, eos, unk, ...) and whether BOS / EOS are added,
+// from tokenizer_config.json and the post-processor.
+struct HfSpecials {
+  std::map<std::string, int64_t> ids;
+  std::optional<bool> add_bos, add_eos;
+};
 
-  // --- special ids and flags --------------------------------------------
+HfSpecials read_specials(const json& cfg, const json& model, const json& post, const HfTokens& t,
+                         const std::string& ggml_model) {
   auto added_id = [&](const std::string& content) -> int64_t {
     if (content.empty()) return -1;
-    for (const auto& [c, id] : added_order)
+    for (const auto& [c, id] : t.added_order)
       if (c == content) return id;
     return -1;
   };
-  std::map<std::string, int64_t> ids;
+  HfSpecials s;
+  std::map<std::string, int64_t>& ids = s.ids;
   for (const char* typ : {"bos", "eos", "unk", "sep", "pad", "cls", "mask"}) {
     const int64_t id = added_id(config_token(cfg, std::string(typ) + "_token"));
     if (id >= 0) ids[typ] = id;
   }
   if (!ids.count("unk") && model.contains("unk_token") && model["unk_token"].is_string()) {
-    auto it = text_to_id.find(model["unk_token"].get<std::string>());
-    if (it != text_to_id.end()) ids["unk"] = it->second;
+    auto it = t.text_to_id.find(model["unk_token"].get<std::string>());
+    if (it != t.text_to_id.end()) ids["unk"] = it->second;
   }
-  std::optional<bool> add_bos, add_eos;
   // A TemplateProcessing post-processor that wraps single sequences in
   // special tokens means BOS / EOS are added.
   if (post.is_object() && post.value("type", "") == "TemplateProcessing" && post.contains("single") &&
@@ -309,17 +303,20 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
     const int64_t last = special_id(post["single"].back());
     if (first >= 0) {
       if (!ids.count("bos") && cfg.empty()) ids["bos"] = first;
-      add_bos = ids.count("bos") && ids["bos"] == first;
+      s.add_bos = ids.count("bos") && ids["bos"] == first;
     }
     if (last >= 0) {
       if (!ids.count("eos") && cfg.empty()) ids["eos"] = last;
-      add_eos = ids.count("eos") && ids["eos"] == last;
+      s.add_eos = ids.count("eos") && ids["eos"] == last;
     }
   }
-  if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) add_bos = cfg["add_bos_token"].get<bool>();
-  if (cfg.contains("add_eos_token") && cfg["add_eos_token"].is_boolean()) add_eos = cfg["add_eos_token"].get<bool>();
-  if (ggml_model == "gemma4") add_bos = true;  // llama.cpp's Gemma 4 converter always sets it
+  if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) s.add_bos = cfg["add_bos_token"].get<bool>();
+  if (cfg.contains("add_eos_token") && cfg["add_eos_token"].is_boolean()) s.add_eos = cfg["add_eos_token"].get<bool>();
+  if (ggml_model == "gemma4") s.add_bos = true;  // llama.cpp's Gemma 4 converter always sets it
+  return s;
+}
 
+void push_specials(const HfSpecials& s, std::vector<KeyValue>& kv) {
   static const std::map<std::string, const char*> kIdKeys = {
       {"bos", "tokenizer.ggml.bos_token_id"},      {"eos", "tokenizer.ggml.eos_token_id"},
       {"unk", "tokenizer.ggml.unknown_token_id"},  {"sep", "tokenizer.ggml.seperator_token_id"},
@@ -327,26 +324,66 @@ std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::stri
       {"mask", "tokenizer.ggml.mask_token_id"},
   };
   for (const char* typ : {"bos", "eos", "unk", "sep", "pad", "cls", "mask"})
-    if (ids.count(typ)) kv.push_back({kIdKeys.at(typ), Value::u32((uint32_t)ids[typ])});
-  if (add_bos && (!*add_bos || ids.count("bos"))) kv.push_back({"tokenizer.ggml.add_bos_token", Value::boolean(*add_bos)});
-  if (add_eos && (!*add_eos || ids.count("eos"))) kv.push_back({"tokenizer.ggml.add_eos_token", Value::boolean(*add_eos)});
-  if (spm_like) kv.push_back({"tokenizer.ggml.add_space_prefix", Value::boolean(prepend)});
+    if (s.ids.count(typ)) kv.push_back({kIdKeys.at(typ), Value::u32((uint32_t)s.ids.at(typ))});
+  const bool has_bos = s.ids.count("bos") > 0, has_eos = s.ids.count("eos") > 0;
+  if (s.add_bos && (!*s.add_bos || has_bos)) kv.push_back({"tokenizer.ggml.add_bos_token", Value::boolean(*s.add_bos)});
+  if (s.add_eos && (!*s.add_eos || has_eos)) kv.push_back({"tokenizer.ggml.add_eos_token", Value::boolean(*s.add_eos)});
+}
 
-  // --- chat template -----------------------------------------------------
-  if (cfg.contains("chat_template")) {
-    const json& ct = cfg["chat_template"];
-    if (ct.is_string()) {
-      kv.push_back({"tokenizer.chat_template", Value::str(ct.get<std::string>())});
-    } else if (ct.is_array()) {
-      // Named templates: "default" is the main one, others get a suffix.
-      for (const auto& t : ct) {
-        if (!t.is_object() || !t.contains("name") || !t.contains("template")) continue;
-        const std::string tname = t["name"].get<std::string>();
-        const std::string key = tname == "default" ? "tokenizer.chat_template" : "tokenizer.chat_template." + tname;
-        kv.push_back({key, Value::str(t["template"].get<std::string>())});
-      }
+// The chat template(s) of tokenizer_config.json: a string, or named
+// templates where "default" is the main one and others get a suffix.
+void push_chat_templates(const json& cfg, std::vector<KeyValue>& kv) {
+  if (!cfg.contains("chat_template")) return;
+  const json& ct = cfg["chat_template"];
+  if (ct.is_string()) {
+    kv.push_back({"tokenizer.chat_template", Value::str(ct.get<std::string>())});
+  } else if (ct.is_array()) {
+    for (const auto& t : ct) {
+      if (!t.is_object() || !t.contains("name") || !t.contains("template")) continue;
+      const std::string tname = t["name"].get<std::string>();
+      const std::string key = tname == "default" ? "tokenizer.chat_template" : "tokenizer.chat_template." + tname;
+      kv.push_back({key, Value::str(t["template"].get<std::string>())});
     }
   }
+}
+
+std::vector<KeyValue> convert_hf_text(std::string_view tokenizer_json, std::string_view config_json,
+                                      const std::string& name) {
+  HfTokenizerJson parsed = read_hf_tokenizer_json(tokenizer_json, name);
+  const json& j = parsed.doc;
+  const json cfg = config_json.empty() ? json::object() : parse(config_json, "tokenizer_config.json");
+  if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+    throw Error("'" + name + "' has no \"model\" object");
+  const json& model = j["model"];
+  const std::string mtype = model.value("type", "BPE");
+  if (mtype != "BPE")
+    throw Error("'" + name + "': tokenizer model type '" + mtype + "' is not supported (only BPE)");
+  if (!parsed.has_vocab) throw Error("'" + name + "': model.vocab is missing or not an object");
+
+  const HfFamily family = detect_family(j.value("normalizer", json()), j.value("pre_tokenizer", json()),
+                                        j.value("decoder", json()), name);
+  const bool spm_like = !family.byte_level;
+  HfTokens t = read_tokens(parsed, spm_like, name);
+  std::vector<Value> merge_values;
+  merge_values.reserve(parsed.merges.size());
+  for (const auto& [l, r] : parsed.merges)
+    merge_values.push_back(Value::str(encode_merge_part(l) + " " + encode_merge_part(r)));
+  if (family.ggml_model == "llama") scores_from_merges(parsed.merges, t);
+  std::vector<Value> scores;
+  scores.reserve(t.scores.size());
+  for (float f : t.scores) scores.push_back(Value::f32(f));
+
+  std::vector<KeyValue> kv;
+  kv.push_back({"tokenizer.ggml.model", Value::str(family.ggml_model)});
+  if (!family.ggml_pre.empty()) kv.push_back({"tokenizer.ggml.pre", Value::str(family.ggml_pre)});
+  kv.push_back({"tokenizer.ggml.tokens", Value::array(ValueType::STRING, std::move(t.tokens))});
+  if (spm_like) kv.push_back({"tokenizer.ggml.scores", Value::array(ValueType::FLOAT32, std::move(scores))});
+  kv.push_back({"tokenizer.ggml.token_type", Value::array(ValueType::INT32, std::move(t.types))});
+  if (family.ggml_model != "llama")
+    kv.push_back({"tokenizer.ggml.merges", Value::array(ValueType::STRING, std::move(merge_values))});
+  push_specials(read_specials(cfg, model, j.value("post_processor", json()), t, family.ggml_model), kv);
+  if (spm_like) kv.push_back({"tokenizer.ggml.add_space_prefix", Value::boolean(family.prepend)});
+  push_chat_templates(cfg, kv);
   return kv;
 }
 }  // namespace

@@ -282,6 +282,9 @@ ValuePtr Machine::make_tensor(const std::vector<ValuePtr>& a) {
   return v;
 }
 
+// One switch over the opcodes, each case a few lines: longer than 100 lines
+// as a whole, but read case by case; split into functions, the cases would
+// only move away from the opcode they implement.
 ValuePtr Machine::run() {
   while (true) {
     op_pos_ = pos_;

@@ -63,6 +63,46 @@ uint32_t crc32(std::span<const uint8_t> data, uint32_t crc) {
   return ~crc;
 }
 
+namespace {
+
+// The offset of the end-of-central-directory record. It sits in the last
+// 22 + 65535 bytes (its comment is at most 65535 bytes): the last signature
+// whose record (with its comment) fits in the file.
+uint64_t find_eocd(const uint8_t* b, uint64_t size, const std::string& name) {
+  if (size < kEocdSize) throw Error(name + ": not a zip archive (" + std::to_string(size) + " bytes, too short)");
+  const uint64_t lowest = size > kEocdSize + 0xffff ? size - kEocdSize - 0xffff : 0;
+  for (uint64_t pos = size - kEocdSize + 1; pos-- > lowest;)
+    if (rd32(b + pos) == kEocdSig && pos + kEocdSize + rd16(b + pos + 20) <= size) return pos;
+  if (size >= 4 && rd32(b) == kLocalSig)
+    throw Error(name + ": truncated zip archive (no end-of-central-directory record)");
+  throw Error(name + ": not a zip archive (no end-of-central-directory record)");
+}
+
+// Zip64 extended information in an entry's extra fields [x, x_end): 64-bit
+// values for exactly those fields whose 32-bit slot holds the 0xFFFFFFFF
+// marker, in this order.
+void read_zip64_extra(const uint8_t* x, const uint8_t* x_end, ZipEntry& ent, const std::string& name) {
+  while (x_end - x >= 4) {
+    const uint16_t id = rd16(x), len = rd16(x + 2);
+    if (len > x_end - x - 4) throw Error(name + ": bad extra field in entry '" + shown(ent.name) + "'");
+    if (id == 0x0001) {
+      const uint8_t* f = x + 4;
+      const uint8_t* f_end = f + len;
+      auto take = [&](uint64_t& v) {
+        if (f_end - f < 8) throw Error(name + ": short zip64 extra field in entry '" + shown(ent.name) + "'");
+        v = rd64(f);
+        f += 8;
+      };
+      if (ent.size == 0xffffffffu) take(ent.size);
+      if (ent.comp_size == 0xffffffffu) take(ent.comp_size);
+      if (ent.local_offset == 0xffffffffu) take(ent.local_offset);
+    }
+    x += 4 + len;
+  }
+}
+
+}  // namespace
+
 ZipArchive ZipArchive::parse(std::span<const uint8_t> bytes, const std::string& name) {
   ZipArchive z;
   z.bytes_ = bytes;
@@ -71,23 +111,7 @@ ZipArchive ZipArchive::parse(std::span<const uint8_t> bytes, const std::string& 
   const uint8_t* b = bytes.data();
   auto fail = [&](const std::string& msg) -> Error { return Error(name + ": " + msg); };
 
-  if (size < kEocdSize) throw fail("not a zip archive (" + std::to_string(size) + " bytes, too short)");
-  // The end-of-central-directory record sits in the last 22 + 65535 bytes
-  // (its comment is at most 65535 bytes). Take the last signature whose
-  // record (with its comment) fits in the file.
-  uint64_t eocd = UINT64_MAX;
-  const uint64_t lowest = size > kEocdSize + 0xffff ? size - kEocdSize - 0xffff : 0;
-  for (uint64_t pos = size - kEocdSize + 1; pos-- > lowest;) {
-    if (rd32(b + pos) == kEocdSig && pos + kEocdSize + rd16(b + pos + 20) <= size) {
-      eocd = pos;
-      break;
-    }
-  }
-  if (eocd == UINT64_MAX) {
-    if (size >= 4 && rd32(b) == kLocalSig)
-      throw fail("truncated zip archive (no end-of-central-directory record)");
-    throw fail("not a zip archive (no end-of-central-directory record)");
-  }
+  const uint64_t eocd = find_eocd(b, size, name);
   const uint8_t* e = b + eocd;
   uint64_t disk = rd16(e + 4), cd_disk = rd16(e + 6);
   uint64_t n_entries = rd16(e + 10);
@@ -135,27 +159,8 @@ ZipArchive ZipArchive::parse(std::span<const uint8_t> bytes, const std::string& 
     if (!fits(pos + kCentralSize, name_len + extra_len + comment_len, cd_end))
       throw fail("central directory entry " + std::to_string(i) + " runs past the directory");
     ent.name.assign(reinterpret_cast<const char*>(c + kCentralSize), name_len);
-    // Zip64 extended information: 64-bit values for exactly those fields
-    // whose 32-bit slot holds the 0xFFFFFFFF marker, in this order.
     const uint8_t* x = c + kCentralSize + name_len;
-    const uint8_t* x_end = x + extra_len;
-    while (x_end - x >= 4) {
-      const uint16_t id = rd16(x), len = rd16(x + 2);
-      if (len > x_end - x - 4) throw fail("bad extra field in entry '" + shown(ent.name) + "'");
-      if (id == 0x0001) {
-        const uint8_t* f = x + 4;
-        const uint8_t* f_end = f + len;
-        auto take = [&](uint64_t& v) {
-          if (f_end - f < 8) throw fail("short zip64 extra field in entry '" + shown(ent.name) + "'");
-          v = rd64(f);
-          f += 8;
-        };
-        if (ent.size == 0xffffffffu) take(ent.size);
-        if (ent.comp_size == 0xffffffffu) take(ent.comp_size);
-        if (ent.local_offset == 0xffffffffu) take(ent.local_offset);
-      }
-      x += 4 + len;
-    }
+    read_zip64_extra(x, x + extra_len, ent, name);
     if (entry_disk != 0 && entry_disk != 0xffff) throw fail("multi-volume zip archives are not supported");
     if (z.index_.count(ent.name)) throw fail("duplicate zip entry '" + shown(ent.name) + "'");
     z.index_.emplace(ent.name, z.entries_.size());

@@ -16,6 +16,7 @@
 
 #include "../kv/q2_ref.h"
 #include "attention/attention.h"
+#include "attention/attention_kernels.h"
 #include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "kv/kv_cache.h"
@@ -29,6 +30,11 @@ using kv::CacheType;
 const quant::QuantTable& table() {
   static const quant::QuantTable t(detect_cpu());
   return t;
+}
+// The kernels the CPU has; the scalar table is compared with it below.
+const AttentionKernels& best_kernels() {
+  static const AttentionKernels k(detect_cpu());
+  return k;
 }
 ThreadPool& pool(int n) {
   static ThreadPool p1(1), p2(2), p4(4);
@@ -156,10 +162,11 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b, in
   return worst;
 }
 
-std::vector<float> run(bool fused, const Fixture& f, const Batch& b, int threads, FusedOptions options = {}) {
+std::vector<float> run(bool fused, const Fixture& f, const Batch& b, int threads, FusedOptions options = {},
+                       const AttentionKernels& kernels = best_kernels()) {
   std::vector<float> out(b.seq.size() * (size_t)f.n_head * f.d, NAN);
   const BatchView v = b.view();
-  if (fused) attend_fused(f.m.layers[1], 1, *f.cache, v, out.data(), pool(threads), options);
+  if (fused) attend_fused(f.m.layers[1], 1, *f.cache, v, out.data(), pool(threads), kernels, options);
   else attend_reference(f.m.layers[1], 1, *f.cache, v, out.data(), pool(threads));
   return out;
 }
@@ -327,6 +334,51 @@ TEST(FusedVsReferenceTiles, PromptBatches) {
           }
         }
       }
+}
+
+// The kernel tables of every ISA this host has, side by side in one process:
+// each step down (AMX -> AVX512-VNNI -> AVX-512 -> AVX2 -> scalar) clears
+// the features the step above needs.
+std::vector<CpuFeatures> host_isas() {
+  std::vector<CpuFeatures> isas;
+  CpuFeatures c = detect_cpu();
+  isas.push_back(c);
+  if (c.amx_int8) c.amx_int8 = false, isas.push_back(c);
+  if (c.avx512vnni) c.avx512vnni = c.avx512vbmi = false, isas.push_back(c);
+  if (c.avx512f) c.avx512f = false, isas.push_back(c);
+  if (c.neon || c.avx2) isas.push_back(CpuFeatures{});
+  return isas;
+}
+
+// Every table of the host gives the scalar table's output to 1e-4 of the
+// norm: decode (flash-decoding chunks with 4 threads) and prompt batches
+// (tiles on and off), f16, q2_0 and mixed caches.
+TEST(FusedAcrossIsas, EveryHostTableMatchesTheScalarTable) {
+  const AttentionKernels scalar{CpuFeatures{}};
+  EXPECT_STREQ(scalar.name, "scalar");
+  EXPECT_EQ(scalar.tile, nullptr);
+  std::vector<AttentionKernels> tables;
+  for (const CpuFeatures& c : host_isas()) tables.emplace_back(c);
+  for (auto [tk, tv] : {std::pair{CacheType::F16, CacheType::F16}, {CacheType::Q2_0, CacheType::Q2_0},
+                        {CacheType::F32, CacheType::Q2_0}})
+    for (int gqa : {1, 4}) {
+      Fixture f(tk, tv, 128, gqa, 1000);
+      f.grow(0, 600);
+      f.grow(1, 200);
+      std::vector<std::pair<int, int>> prompt;
+      for (int i = 0; i < 19; ++i) prompt.push_back({0, i});
+      for (const auto& toks : {std::vector<std::pair<int, int>>{{0, 0}}, {{0, 0}, {1, 0}}, prompt}) {
+        const Batch b = make_batch(f, toks);
+        for (int threads : {1, 4})
+          for (bool tiles : {true, false}) {
+            const auto want = run(true, f, b, threads, {tiles}, scalar);
+            for (const AttentionKernels& k : tables)
+              ASSERT_LE(max_rel_diff(run(true, f, b, threads, {tiles}, k), want, f.d), 1e-4)
+                  << k.name << " " << kv::cache_type_name(tk) << "/" << kv::cache_type_name(tv) << " gqa " << gqa
+                  << " tokens " << toks.size() << " threads " << threads << " tiles " << tiles;
+          }
+      }
+    }
 }
 
 // Paged storage: two sequences grown in turns take alternate pages of a

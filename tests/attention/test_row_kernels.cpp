@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "attention/attention_kernels.h"
 #include "attention/row_kernels.h"
 #include "attention/row_kernels_impl.h"
 #include "core/cpu_features.h"
@@ -23,6 +24,16 @@ namespace {
 const quant::QuantTable& table() {
   static const quant::QuantTable t(detect_cpu());
   return t;
+}
+// The attention kernels the CPU has, and the scalar table (every function
+// on its generic path), side by side.
+const AttentionKernels& cpu_kernels() {
+  static const AttentionKernels k(detect_cpu());
+  return k;
+}
+const AttentionKernels& scalar_kernels() {
+  static const AttentionKernels k{CpuFeatures{}};
+  return k;
 }
 
 struct Rows {
@@ -75,7 +86,7 @@ void expect_double_sums(const float* rows, size_t rs, int d, int n, const float*
   }
 }
 
-void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
+void check_with(const AttentionKernels& k, kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
   const Rows r = make_rows(t, d, g, n, rng);
   std::normal_distribution<float> nd(0, 1);
   std::vector<float> q((size_t)heads * d);
@@ -84,21 +95,26 @@ void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
   std::vector<float> scores((size_t)heads * stride, -7.0f), tmp((size_t)d);
   const GroupQuery gq{q.data(), heads, d};
   const float scale = 0.125f;
-  score_rows(r.codec, r.bytes.data(), r.stride, n, gq, scale, scores.data(), stride, tmp.data());
+  score_rows(k, r.codec, r.bytes.data(), r.stride, n, gq, scale, scores.data(), stride, tmp.data());
 
   std::vector<float> p((size_t)heads * stride);
   for (auto& v : p) v = std::fabs(nd(rng));
   std::vector<float> acc((size_t)heads * d);
   for (auto& v : acc) v = nd(rng);
   const std::vector<float> acc0 = acc;
-  accumulate_rows(r.codec, r.bytes.data(), r.stride, n, p.data(), stride, heads, acc.data(), tmp.data());
+  accumulate_rows(k, r.codec, r.bytes.data(), r.stride, n, p.data(), stride, heads, acc.data(), tmp.data());
 
-  const std::string where = "type " + std::to_string((int)t) + " d=" + std::to_string(d) + " g=" +
+  const std::string where = std::string(k.name) + " type " + std::to_string((int)t) + " d=" + std::to_string(d) + " g=" +
                             std::to_string(g) + " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
   expect_double_sums(r.decoded.data(), (size_t)d, d, n, q.data(), heads, scale, scores.data(), stride, p.data(), stride,
                      acc0.data(), acc.data(), where);
   for (int h = 0; h < heads; ++h)
     EXPECT_EQ(scores[(size_t)h * stride + n], -7.0f) << where << ": wrote past the block";
+}
+
+// The scalar table and the CPU's, each against the decoded rows.
+void check(kv::CacheType t, int d, int g, int heads, int n, std::mt19937& rng) {
+  for (const AttentionKernels* k : {&scalar_kernels(), &cpu_kernels()}) check_with(*k, t, d, g, heads, n, rng);
 }
 
 TEST(RowKernels, Q2MatchesDecodedRows) {
@@ -141,7 +157,7 @@ TEST(RowKernels, Q2IntegerQueryScoresMatchDecodedRows) {
         for (int blk = 0; blk < 3; ++blk) {  // blocks of rows, one prepared query; the last with another scale
           const float scale = blk < 2 ? scale0 : 2.5f * scale0;
           const uint8_t* rows = r.bytes.data() + (size_t)(blk % 2) * n * r.stride;
-          score_rows(r.codec, rows, r.stride, n, gq, scale, scores.data(), ss, tmp.data());
+          score_rows(cpu_kernels(), r.codec, rows, r.stride, n, gq, scale, scores.data(), ss, tmp.data());
           const std::string where = "d=" + std::to_string(d) + " g=" + std::to_string(g) +
                                     " heads=" + std::to_string(heads) + " block " + std::to_string(blk);
           if (vnni && g % 128 == 0 && heads <= detail::kQ2IntCallHeads) {
@@ -437,8 +453,8 @@ TEST(RowKernels, F32RowsMatchDoubleSums) {
         std::vector<float> scores((size_t)heads * stride, -7.0f), p((size_t)heads * stride);
         for (auto& v : p) v = std::fabs(nd(rng));
         const std::vector<float> acc0 = acc;
-        score_rows_f32(rows.data(), rs, n, GroupQuery{q.data(), heads, d}, 0.5f, scores.data(), stride);
-        accumulate_rows_f32(rows.data(), rs, n, p.data(), stride, heads, d, acc.data());
+        score_rows_f32(cpu_kernels(), rows.data(), rs, n, GroupQuery{q.data(), heads, d}, 0.5f, scores.data(), stride);
+        accumulate_rows_f32(cpu_kernels(), rows.data(), rs, n, p.data(), stride, heads, d, acc.data());
         const std::string where = "d=" + std::to_string(d) + " heads=" + std::to_string(heads) + " n=" + std::to_string(n);
         expect_double_sums(rows.data(), rs, d, n, q.data(), heads, 0.5f, scores.data(), stride, p.data(), stride,
                            acc0.data(), acc.data(), where);
@@ -476,7 +492,7 @@ TEST(RowKernels, ExpShiftedIsWithinAFewUlpOfStdExp) {
     // The running maximum comes in below, at or above the block's.
     for (float m_in : {-INFINITY, m - 1.0f, m, m + 2.5f}) {
       float m_new = NAN;
-      const float sum = exp_shifted(s.data(), m_in, p.data(), n, &m_new);
+      const float sum = exp_shifted(cpu_kernels(), s.data(), m_in, p.data(), n, &m_new);
       ASSERT_EQ(m_new, std::max(m, m_in)) << n;
       check_exp(s, p, m_new, sum, n);
     }
@@ -551,7 +567,13 @@ void check_exp_heads(const char* name, ExpHeads exp_heads, ExpOne exp_one) {
 }
 
 TEST(RowKernels, ExpShiftedHeadsGivesEachHeadWhatExpShiftedGivesIt) {
-  check_exp_heads("dispatched", exp_shifted_heads, exp_shifted);
+  for (const AttentionKernels* k : {&scalar_kernels(), &cpu_kernels()})
+    check_exp_heads(
+        k->name,
+        [k](const float* s, size_t stride, int heads, const float* m, float* p, int n, float* m_new, float* sums) {
+          exp_shifted_heads(*k, s, stride, heads, m, p, n, m_new, sums);
+        },
+        [k](const float* s, float m, float* p, int n, float* m_new) { return exp_shifted(*k, s, m, p, n, m_new); });
 }
 TEST(RowKernels, EverySimdSetsExpShiftedHeadsGivesEachHeadWhatItsExpShiftedGivesIt) {
 #if defined(OSCAR_TEST_SIMD_SETS)

@@ -8,7 +8,9 @@
 #include <random>
 #include <vector>
 
+#include "attention/attention_kernels.h"
 #include "attention/tile_kernels.h"
+#include "core/cpu_features.h"
 
 namespace oscar::attention::detail {
 namespace {
@@ -35,7 +37,7 @@ std::vector<double> gemm_double(const std::vector<float>& a, size_t sa, size_t s
 }
 
 TEST(TileKernels, GemmMatchesDoubleForEveryShape) {
-  const TileKernels* simd = simd_tile_kernels();
+  const TileKernels* simd = AttentionKernels(detect_cpu()).tile;  // null without AVX-512
   std::mt19937 rng(7);
   for (int nv : {1, 2})
     for (int m : {1, 7, 8, 12, 13, 32, 128})
@@ -73,7 +75,7 @@ TEST(TileKernels, GemmMatchesDoubleForEveryShape) {
 // One softmax step on lanes in every state: seen nothing yet, scores all
 // masked (-inf), a maximum that moves, one that stays.
 TEST(TileKernels, SoftmaxStepMatchesDoubleAndKeepsEmptyLanesZero) {
-  const TileKernels* simd = simd_tile_kernels();
+  const TileKernels* simd = AttentionKernels(detect_cpu()).tile;  // null without AVX-512
   std::mt19937 rng(11);
   for (int nv : {1, 2})
     for (int n : {1, 9, 32}) {

@@ -183,7 +183,7 @@ TEST(CalibMath, ScoreSnrEqualsDirectPairSum) {
           for (int j = 0; j < d; ++j) s += (m ? w_rand[(size_t)i * d + j] : (i == j)) * x[j];
           r[(size_t)i] = (float)s;
         }
-        kv::q2_encode(r.data(), code.data(), d, q2);
+        kv::q2_encode_reference(r.data(), code.data(), d, q2);
         kv::q2_decode(code.data(), deq.data(), d, q2);
         for (int j = 0; j < d; ++j) {
           double s = 0;

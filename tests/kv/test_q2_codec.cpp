@@ -35,7 +35,8 @@ std::vector<float> random_row(std::mt19937& rng, int d, float scale = 1.0f, int 
 
 std::vector<uint8_t> encode(const std::vector<float>& x, Q2Params p) {
   std::vector<uint8_t> out(q2_row_bytes((int)x.size(), p), 0xCD);
-  q2_encode(x.data(), out.data(), (int)x.size(), p);
+  static const Q2Encoder encoder(detect_cpu());  // this CPU's, as a cache built at startup has
+  encoder(x.data(), out.data(), (int)x.size(), p);
   return out;
 }
 

@@ -107,9 +107,18 @@ TEST(Q2CodecSimd, EncodersDeclineRowsTheyDoNotTake) {
   }
 }
 
-// q2_encode takes the SIMD path where it can and the reference elsewhere:
+// The encoders of every ISA this host has, side by side in one process:
+// CpuFeatures{} (the reference alone) and what the CPU detects.
+std::vector<Q2Encoder> host_encoders() {
+  std::vector<Q2Encoder> e = {Q2Encoder(CpuFeatures{}), Q2Encoder(detect_cpu())};
+  EXPECT_STREQ(e[0].name(), "scalar");
+  return e;
+}
+
+// An encoder takes the SIMD path where it can and the reference elsewhere:
 // the bytes never depend on which.
 TEST(Q2CodecSimd, DispatchedEncoderMatchesTheReference) {
+  const std::vector<Q2Encoder> encoders = host_encoders();
   std::mt19937 rng(5);
   for (int d : {8, 64, 128, 512})
     for (int g : {0, 4, 16, 32}) {
@@ -119,8 +128,10 @@ TEST(Q2CodecSimd, DispatchedEncoderMatchesTheReference) {
         const std::vector<float> x = make_row(rng, d, kind);
         std::vector<uint8_t> want(q2_row_bytes(d, p)), got(want.size());
         q2_encode_reference(x.data(), want.data(), d, p);
-        q2_encode(x.data(), got.data(), d, p);
-        EXPECT_EQ(got, want) << "d " << d << " g " << g << " kind " << kind;
+        for (const Q2Encoder& encode : encoders) {
+          encode(x.data(), got.data(), d, p);
+          EXPECT_EQ(got, want) << encode.name() << " d " << d << " g " << g << " kind " << kind;
+        }
       }
     }
   // A row the SIMD encoder declines after writing part of its output (a
@@ -130,8 +141,10 @@ TEST(Q2CodecSimd, DispatchedEncoderMatchesTheReference) {
   const Q2Params p{0.0f, 128};
   std::vector<uint8_t> want(q2_row_bytes(256, p)), got(want.size());
   q2_encode_reference(x.data(), want.data(), 256, p);
-  q2_encode(x.data(), got.data(), 256, p);
-  EXPECT_EQ(got, want);
+  for (const Q2Encoder& encode : encoders) {
+    encode(x.data(), got.data(), 256, p);
+    EXPECT_EQ(got, want) << encode.name();
+  }
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // bit patterns (including extreme weights and activations).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -254,37 +253,6 @@ TEST(KQuantSimd, Q8KEncoderMatchesScalarBitForBit) {
 #else
   GTEST_SKIP() << "x86 only";
 #endif
-}
-
-// Informational: single-thread GEMV throughput of each kernel on a cache-
-// resident matrix (compute bound; the memory-bound numbers with all threads
-// come from bench/).
-TEST(KQuantSimd, GemvThroughputInfo) {
-  const int64_t n = 4096;
-  const int rows = 256;
-  for (const KType& t : types()) {
-    std::mt19937 rng(5);
-    const size_t rb = (size_t)(n / 256) * t.bytes;
-    const Rows w = make_weights(t, n, rows, 0, rng);
-    const Rows a = make_acts(n, 1, 0, rng);
-    std::vector<float> out(rows);
-    std::vector<Kernel> ks = t.simd;
-    ks.insert(ks.begin(), {"scalar", t.ref});
-    for (const Kernel& k : ks) {
-      const Rows ak = kernel_acts(a, k, n, 1, 4);
-      int reps = 0;
-      const auto t0 = std::chrono::steady_clock::now();
-      double s = 0;
-      do {
-        for (int r = 0; r < rows; r += kMaxTile)
-          k.fn(n, w.at(2) + r * rb, rb, kMaxTile, ak.at(4), ak.stride, 1, out.data() + r, 1);
-        ++reps;
-        s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      } while (s < 0.05);
-      std::printf("%s %-7s gemv %6.2f GB/s of weights (1 thread, in cache)\n", t.name,
-                  k.name.c_str(), (double)rb * rows * reps / s / 1e9);
-    }
-  }
 }
 
 }  // namespace

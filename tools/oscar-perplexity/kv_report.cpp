@@ -98,6 +98,50 @@ struct Partial {
   std::vector<double> head_signal, head_noise;  // per query head of the group
 };
 
+// The output side of one item: for each of the group's heads, the softmax of
+// its reference scores s_ref (group, n_keys) over the reference values
+// vref (n_keys, hd) in double, against the engine's output out (group, hd).
+void output_quality(std::vector<double>& s_ref, const std::vector<float>& vref, const float* out, int group,
+                    int n_keys, int hd, Partial& P) {
+  std::vector<double> o((size_t)hd);
+  for (int h = 0; h < group; ++h) {
+    double* s = &s_ref[(size_t)h * n_keys];
+    const double mx = *std::max_element(s, s + n_keys);
+    double sum = 0;
+    for (int p = 0; p < n_keys; ++p) sum += (s[p] = std::exp(s[p] - mx));
+    std::fill(o.begin(), o.end(), 0.0);
+    for (int p = 0; p < n_keys; ++p) {
+      const double w = s[p] / sum;
+      const float* vr = &vref[(size_t)p * hd];
+      for (int i = 0; i < hd; ++i) o[(size_t)i] += w * vr[i];
+    }
+    const float* oe = out + (size_t)h * hd;
+    for (int i = 0; i < hd; ++i) {
+      P.head_signal[(size_t)h] += o[(size_t)i] * o[(size_t)i];
+      const double e = (double)oe[i] - o[(size_t)i];
+      P.head_noise[(size_t)h] += e * e;
+    }
+  }
+}
+
+// Adds the items' sums (item = token * n_kv + KV head) to the layer's, in
+// item order: the report does not depend on the thread count.
+void add_partials(const std::vector<Partial>& parts, int n_kv, int group, LayerQuality& lq) {
+  for (size_t it = 0; it < parts.size(); ++it) {
+    const Partial& P = parts[it];
+    const int g = (int)(it % (size_t)n_kv);
+    lq.score_signal += P.score_signal;
+    lq.score_noise += P.score_noise;
+    lq.n_scores += P.n_scores;
+    for (int h = 0; h < group; ++h) {
+      lq.head_signal[(size_t)(g * group + h)] += P.head_signal[(size_t)h];
+      lq.head_noise[(size_t)(g * group + h)] += P.head_noise[(size_t)h];
+      lq.out_signal += P.head_signal[(size_t)h];
+      lq.out_noise += P.head_noise[(size_t)h];
+    }
+  }
+}
+
 }  // namespace
 
 void KvReport::on_attention(int layer, const model::LayerConfig& l, const runtime::AttentionView& a) {
@@ -165,25 +209,7 @@ void KvReport::on_attention(int layer, const model::LayerConfig& l, const runtim
       }
     }
     P.n_scores = (long long)group * n_keys;
-    std::vector<double> o((size_t)hd);
-    for (int h = 0; h < group; ++h) {
-      double* s = &s_ref[(size_t)h * n_keys];
-      const double mx = *std::max_element(s, s + n_keys);
-      double sum = 0;
-      for (int p = 0; p < n_keys; ++p) sum += (s[p] = std::exp(s[p] - mx));
-      std::fill(o.begin(), o.end(), 0.0);
-      for (int p = 0; p < n_keys; ++p) {
-        const double w = s[p] / sum;
-        const float* vr = &vref_all[(size_t)p * hd];
-        for (int i = 0; i < hd; ++i) o[(size_t)i] += w * vr[i];
-      }
-      const float* oe = a.out + (size_t)t * qw + (size_t)(g * group + h) * hd;
-      for (int i = 0; i < hd; ++i) {
-        P.head_signal[(size_t)h] += o[(size_t)i] * o[(size_t)i];
-        const double e = (double)oe[i] - o[(size_t)i];
-        P.head_noise[(size_t)h] += e * e;
-      }
-    }
+    output_quality(s_ref, vref_all, a.out + (size_t)t * qw + (size_t)g * group * hd, group, n_keys, hd, P);
   };
   if (pool_ && pool_->size() > 1)
     pool_->parallel_for(parts.size(), 1, [&](size_t b, size_t e) {
@@ -192,21 +218,8 @@ void KvReport::on_attention(int layer, const model::LayerConfig& l, const runtim
   else
     for (size_t it = 0; it < parts.size(); ++it) work(it);
 
-  // Summed in item order: the report does not depend on the thread count.
   lq.n_queries += (long long)tokens.size();
-  for (size_t it = 0; it < parts.size(); ++it) {
-    const Partial& P = parts[it];
-    const int g = (int)(it % (size_t)n_kv);
-    lq.score_signal += P.score_signal;
-    lq.score_noise += P.score_noise;
-    lq.n_scores += P.n_scores;
-    for (int h = 0; h < group; ++h) {
-      lq.head_signal[(size_t)(g * group + h)] += P.head_signal[(size_t)h];
-      lq.head_noise[(size_t)(g * group + h)] += P.head_noise[(size_t)h];
-      lq.out_signal += P.head_signal[(size_t)h];
-      lq.out_noise += P.head_noise[(size_t)h];
-    }
-  }
+  add_partials(parts, n_kv, group, lq);
 }
 
 LayerQuality KvReport::total() const {
