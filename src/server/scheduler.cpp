@@ -9,15 +9,12 @@
 #include "server/logprobs.h"
 #include "server/prefix_reuse.h"
 #include "server/prefix_sharing.h"
+#include "server/scheduler_slot.h"
 #include "server/stop_matcher.h"
 
 namespace oscar::server {
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
 // Greedy decoding with nothing that reshapes the logits is an argmax; the
 // sampler would sort the whole vocabulary for the same answer (ties go to
 // the smaller id in both), which costs more than a decode step on large
@@ -45,31 +42,6 @@ const char* finish_reason_name(FinishReason r) {
   }
   return "stop";
 }
-
-struct Scheduler::Slot {
-  int id = 0;
-  bool active = false;
-  std::vector<int32_t> cached;  // tokens whose K/V sit in sequence `id`
-  uint64_t last_used = 0;
-  Task task;
-  size_t n_past = 0;            // prompt tokens in the cache so far
-  bool generating = false;
-  int32_t pending = -1;         // sampled token to evaluate next step
-  int n_gen = 0;
-  int n_cached_at_start = 0;
-  // After a context shift: the kept tokens whose K/V must be evaluated again
-  // at their new positions, ending with the pending token (whose logits give
-  // the next one); evaluated like a prompt, in chunks.
-  std::vector<int32_t> replay;
-  size_t n_replayed = 0;
-  bool shifted = false;         // the context was shifted: the result says "truncated"
-  bool replaying() const { return n_replayed < replay.size(); }
-  std::unique_ptr<sampling::Sampler> sampler;
-  std::unique_ptr<tok::StreamDetokenizer> detok;
-  std::unique_ptr<StopMatcher> stop;
-  std::vector<TokenOut> out;    // produced this step, sent after it
-  Clock::time_point t_queued, t_start, t_first;
-};
 
 Scheduler::Scheduler(const tok::Tokenizer& tokenizer, kv::KvCache& cache, runtime::Forward& fwd,
                      SchedulerConfig cfg, Logger log)
@@ -118,27 +90,6 @@ SchedulerStats Scheduler::stats() const {
   return stats_;
 }
 
-bool Scheduler::wait_for_work() {
-  std::unique_lock<std::mutex> l(m_);
-  auto busy = [&] { return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; }); };
-  auto work = [&] { return stopping_ || !queue_.empty() || busy() || !slot_commands_.empty(); };
-  // Idle means nothing arrived for the whole period: any submit wakes the
-  // wait, and the next wait starts the period again.
-  while (cfg_.sleep_after.count() > 0 && !sleeping_ && !cv_.wait_for(l, cfg_.sleep_after, work)) {
-    l.unlock();
-    fall_asleep();
-    l.lock();
-  }
-  cv_.wait(l, work);
-  if (stopping_ && queue_.empty() && !busy()) {
-    for (auto& c : slot_commands_)
-      c->done.set_exception(std::make_exception_ptr(ApiError(503, "the server is shutting down", "unavailable_error")));
-    slot_commands_.clear();
-    return false;
-  }
-  return true;
-}
-
 void Scheduler::run() {
   while (wait_for_work()) {
     if (sleeping_) {
@@ -174,123 +125,6 @@ void Scheduler::run() {
     }
     publish();
   }
-}
-
-void Scheduler::fall_asleep() {
-  const auto t0 = Clock::now();
-  for (auto& s : slots_) {
-    cache_.clear(s->id);
-    s->cached.clear();
-  }
-  cache_.release_memory();
-  host_cache_.clear();
-  if (cfg_.sleep) cfg_.sleep();
-  sleeping_ = true;
-  ++sleeps_;
-  log_.info("sleeping after " + std::to_string(cfg_.sleep_after.count() / 1000) +
-            " s without requests: cached conversations dropped, KV cache and weights memory given back (" +
-            std::to_string((int)ms_between(t0, Clock::now())) + " ms); the next request reloads");
-  publish();
-}
-
-void Scheduler::wake_up() {
-  const auto t0 = Clock::now();
-  if (cfg_.wake) cfg_.wake();
-  cache_.restore_memory();
-  sleeping_ = false;
-  log_.info("awake: weights and KV cache back in " + std::to_string((int)ms_between(t0, Clock::now())) + " ms");
-  publish();
-}
-
-void Scheduler::fail_waiting(const std::string& why) {
-  std::deque<std::pair<Task, Clock::time_point>> tasks;
-  std::deque<std::shared_ptr<SlotCommand>> cmds;
-  {
-    std::lock_guard<std::mutex> l(m_);
-    tasks.swap(queue_);
-    cmds.swap(slot_commands_);
-    stats_.queue_depth = 0;
-  }
-  for (auto& [task, queued_at] : tasks) {
-    Event ev;
-    ev.done = Done{FinishReason::Error, "", false, "", why, {}, -1};
-    task.channel->push(std::move(ev));
-  }
-  for (auto& c : cmds) c->done.set_exception(std::make_exception_ptr(ApiError(500, why, "server_error")));
-}
-
-void Scheduler::with_idle_slot(int id, std::function<void(SlotAccess&)> fn) {
-  auto cmd = std::make_shared<SlotCommand>();
-  cmd->id = id;
-  cmd->fn = std::move(fn);
-  std::future<void> done = cmd->done.get_future();
-  {
-    std::lock_guard<std::mutex> l(m_);
-    if (stopping_) throw ApiError(503, "the server is shutting down", "unavailable_error");
-    slot_commands_.push_back(std::move(cmd));
-  }
-  cv_.notify_one();
-  done.get();
-}
-
-void Scheduler::run_slot_commands() {
-  std::deque<std::shared_ptr<SlotCommand>> cmds;
-  {
-    std::lock_guard<std::mutex> l(m_);
-    cmds.swap(slot_commands_);
-  }
-  if (cmds.empty()) return;
-  // A command for a slot that is generating waits for it to finish, as
-  // llama-server defers it (it runs before a queued request can take the slot).
-  std::deque<std::shared_ptr<SlotCommand>> deferred;
-  for (auto it = cmds.begin(); it != cmds.end();) {
-    const int id = (*it)->id;
-    if (id >= 0 && id < (int)slots_.size() && slots_[(size_t)id]->active) {
-      deferred.push_back(std::move(*it));
-      it = cmds.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (!deferred.empty()) {
-    std::lock_guard<std::mutex> l(m_);
-    slot_commands_.insert(slot_commands_.begin(), deferred.begin(), deferred.end());
-  }
-  if (cmds.empty()) return;
-  std::vector<std::exception_ptr> failed(cmds.size());
-  for (size_t i = 0; i < cmds.size(); ++i) {
-    auto& c = cmds[i];
-    try {
-      if (c->id < 0 || c->id >= (int)slots_.size()) throw ApiError(400, "Invalid slot ID");
-      Slot& s = *slots_[(size_t)c->id];
-      SlotAccess access{cache_, s.id, s.cached, [this, &s](int n) {
-                          if (cache_.pages().pages_for(n) > idle_room(s.id)) return false;
-                          cache_.clear(s.id);
-                          s.cached.clear();
-                          return reserve_dropping_idle(s.id, n, s.id);
-                        }};
-      c->fn(access);
-      s.last_used = ++clock_;  // a restored conversation is the most recent one
-    } catch (...) {
-      failed[i] = std::current_exception();
-    }
-  }
-  // /slots and /props show the result before the client hears the answer:
-  // a GET right after an erase must not read the snapshot from before it.
-  publish();
-  for (size_t i = 0; i < cmds.size(); ++i) {
-    if (failed[i]) cmds[i]->done.set_exception(failed[i]);
-    else cmds[i]->done.set_value();
-  }
-}
-
-int Scheduler::idle_room(int seq) const {
-  const kv::PageTable& pt = cache_.pages();
-  if (pt.fixed()) return pt.pages_for(cfg_.n_ctx_slot);  // a split cache: the slot's own pages
-  int room = pt.free_pages() + pt.pages_held(seq);
-  for (const auto& o : slots_)
-    if (!o->active && o->id != seq) room += pt.pages_held(o->id);
-  return room;
 }
 
 void Scheduler::drop_cancelled() {
@@ -399,6 +233,80 @@ std::shared_ptr<const grammar::TokenTrie> Scheduler::grammar_vocab() {
   return grammar_vocab_;
 }
 
+Scheduler::StepBatch Scheduler::build_batch() {
+  StepBatch b;
+  for (auto& s : slots_) {
+    if (!s->active || !s->generating || s->replaying()) continue;
+    b.tokens.push_back({s->pending, (int32_t)s->id, (int32_t)s->cached.size(), true});
+    b.rows.push_back(s.get());
+  }
+  // The rest of the budget goes to prompts (and tokens replayed after a
+  // context shift), oldest assignment first.
+  std::vector<Slot*> prompting;
+  for (auto& s : slots_)
+    if (s->active && (!s->generating || s->replaying())) prompting.push_back(s.get());
+  std::sort(prompting.begin(), prompting.end(), [](Slot* a, Slot* c) { return a->last_used < c->last_used; });
+  int budget = cfg_.n_ubatch - (int)b.tokens.size();
+  for (Slot* s : prompting) {
+    if (budget <= 0) break;
+    // A replay continues a generation; a prompt is the task's (and reports progress).
+    const bool replay = s->replaying();
+    const std::vector<int32_t>& src = replay ? s->replay : s->task.prompt;
+    const size_t done = replay ? s->n_replayed : s->n_past;
+    if (!replay) b.fed.push_back(s);
+    const size_t n = std::min(src.size() - done, (size_t)budget);
+    for (size_t i = 0; i < n; ++i) {
+      const bool last = done + i + 1 == src.size();
+      b.tokens.push_back({src[done + i], (int32_t)s->id, (int32_t)(s->cached.size() + i), last});
+      if (last) b.rows.push_back(s);
+    }
+    budget -= (int)n;
+    b.has_prompt = true;
+  }
+  return b;
+}
+
+void Scheduler::fail_batch(const StepBatch& b, const std::exception& e) {
+  // The cache is untouched by a failed eval; every slot in the batch ends
+  // with the error so no client waits forever.
+  log_.error(std::string("forward pass failed: ") + e.what());
+  std::vector<bool> in_batch(slots_.size(), false);
+  for (const auto& t : b.tokens) in_batch[(size_t)t.seq] = true;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!in_batch[i]) continue;
+    Slot& s = *slots_[i];
+    Event ev;
+    ev.slot = s.id;
+    ev.done = Done{FinishReason::Error, "", false, "", e.what(), {}, s.id};
+    s.task.channel->push(std::move(ev));
+    s.active = false;
+    s.generating = false;
+  }
+}
+
+size_t Scheduler::commit_batch(const StepBatch& b) {
+  size_t n_prompt_tokens = 0;
+  for (const auto& t : b.tokens) {
+    Slot& s = *slots_[(size_t)t.seq];
+    s.cached.push_back(t.token);
+    if (!s.generating) ++s.n_past, ++n_prompt_tokens;
+    else if (s.replaying() && ++s.n_replayed == s.replay.size()) s.replay.clear(), s.n_replayed = 0;
+  }
+  return n_prompt_tokens;
+}
+
+void Scheduler::send_outputs(Clock::time_point now) {
+  for (auto& s : slots_) {
+    if (s->out.empty()) continue;
+    Event e;
+    e.slot = s->id;
+    e.tokens = std::move(s->out);
+    s->out.clear();
+    if (s->task.params.timings_per_token) e.timings = timings_of(*s, true, now);
+    s->task.channel->push(std::move(e));
+  }
+}
+
 bool Scheduler::step() {
   // n_predict == 0 answers at once, without evaluating the prompt.
   for (auto& s : slots_)
@@ -406,113 +314,35 @@ bool Scheduler::step() {
       s->t_first = Clock::now();
       finish(*s, FinishReason::Length);
     }
-
   if (cache_.unified()) grow_or_stop_generations();
 
-  std::vector<runtime::BatchToken> batch;
-  std::vector<Slot*> rows;  // slot of each logits row, in batch order
-  bool has_prompt = false;
-  for (auto& s : slots_) {
-    if (!s->active || !s->generating || s->replaying()) continue;
-    batch.push_back({s->pending, (int32_t)s->id, (int32_t)s->cached.size(), true});
-    rows.push_back(s.get());
-  }
-  // The rest of the budget goes to prompts (and tokens replayed after a
-  // context shift), oldest assignment first.
-  std::vector<Slot*> prompting;
-  for (auto& s : slots_)
-    if (s->active && (!s->generating || s->replaying())) prompting.push_back(s.get());
-  std::sort(prompting.begin(), prompting.end(), [](Slot* a, Slot* b) { return a->last_used < b->last_used; });
-  int budget = cfg_.n_ubatch - (int)batch.size();
-  std::vector<Slot*> fed;  // prompts that advanced this step
-  for (Slot* s : prompting) {
-    if (budget <= 0) break;
-    if (s->replaying()) {
-      const size_t n = std::min(s->replay.size() - s->n_replayed, (size_t)budget);
-      for (size_t i = 0; i < n; ++i) {
-        const bool last = s->n_replayed + i + 1 == s->replay.size();
-        batch.push_back({s->replay[s->n_replayed + i], (int32_t)s->id, (int32_t)(s->cached.size() + i), last});
-        if (last) rows.push_back(s);
-      }
-      budget -= (int)n;
-      has_prompt = true;
-      continue;
-    }
-    fed.push_back(s);
-    const size_t n = std::min(s->task.prompt.size() - s->n_past, (size_t)budget);
-    for (size_t i = 0; i < n; ++i) {
-      const size_t p = s->n_past + i;
-      const bool last = p + 1 == s->task.prompt.size();
-      batch.push_back({s->task.prompt[p], (int32_t)s->id, (int32_t)p, last});
-      if (last) rows.push_back(s);
-    }
-    budget -= (int)n;
-    has_prompt = true;
-  }
-  if (batch.empty()) return false;
-
-  // Logits rows come back in batch order; `rows` was built in that order
-  // for decode tokens, but prompt rows were appended after them, matching too.
+  const StepBatch b = build_batch();
+  if (b.tokens.empty()) return false;
+  // Logits rows come back in batch order, which is the order of b.rows.
   const auto t0 = Clock::now();
   const std::vector<float>* logits = nullptr;
   try {
-    logits = &fwd_.eval(batch);
+    logits = &fwd_.eval(b.tokens);
   } catch (const std::exception& e) {
-    // The cache is untouched by a failed eval; every slot in the batch ends
-    // with the error so no client waits forever.
-    log_.error(std::string("forward pass failed: ") + e.what());
-    std::vector<bool> in_batch(slots_.size(), false);
-    for (const auto& b : batch) in_batch[(size_t)b.seq] = true;
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (!in_batch[i]) continue;
-      Slot& s = *slots_[i];
-      s.task.channel->push([&] {
-        Event ev;
-        ev.slot = s.id;
-        ev.done = Done{FinishReason::Error, "", false, "", e.what(), {}, s.id};
-        return ev;
-      }());
-      s.active = false;
-      s.generating = false;
-    }
+    fail_batch(b, e);
     return true;
   }
   const double step_s = ms_between(t0, Clock::now()) / 1000.0;
-
-  // Commit what the batch added to each slot's cached tokens.
-  for (const auto& b : batch) {
-    Slot& s = *slots_[(size_t)b.seq];
-    s.cached.push_back(b.token);
-    if (!s.generating) ++s.n_past;
-    else if (s.replaying() && ++s.n_replayed == s.replay.size()) s.replay.clear(), s.n_replayed = 0;
-  }
-  size_t n_prompt_tokens = 0;
-  for (const auto& b : batch)
-    if (!slots_[(size_t)b.seq]->generating) ++n_prompt_tokens;
+  const size_t n_prompt_tokens = commit_batch(b);
 
   // Progress first: a prompt that completes here may finish its task in on_logits.
   const auto t_end = Clock::now();
-  for (Slot* s : fed) report_progress(*s, t_end);
+  for (Slot* s : b.fed) report_progress(*s, t_end);
   const int n_vocab = fwd_.n_vocab();
-  for (size_t r = 0; r < rows.size(); ++r) on_logits(*rows[r], logits->data() + r * (size_t)n_vocab);
-
+  for (size_t r = 0; r < b.rows.size(); ++r) on_logits(*b.rows[r], logits->data() + r * (size_t)n_vocab);
   {
     std::lock_guard<std::mutex> l(m_);
     stats_.n_decode_total++;
     stats_.prompt_tokens_total += n_prompt_tokens;
-    if (has_prompt) stats_.prompt_seconds_total += step_s;
+    if (b.has_prompt) stats_.prompt_seconds_total += step_s;
     else stats_.predicted_seconds_total += step_s;
   }
-  for (auto& s : slots_) {
-    if (!s->out.empty()) {
-      Event e;
-      e.slot = s->id;
-      e.tokens = std::move(s->out);
-      s->out.clear();
-      if (s->task.params.timings_per_token) e.timings = timings_of(*s, true, t_end);
-      s->task.channel->push(std::move(e));
-    }
-  }
+  send_outputs(t_end);
   return true;
 }
 
@@ -555,125 +385,6 @@ void Scheduler::on_logits(Slot& s, const float* logits) {
     if ((int)s.cached.size() >= cfg_.n_ctx_slot && !(cfg_.context_shift && shift_context(s)))
       finish(s, FinishReason::Length);
   }
-}
-
-bool Scheduler::prompt_fits(const Task& t, const Placement& place, int at_least) const {
-  const kv::PageTable& pt = cache_.pages();
-  const int n = std::max(at_least, (int)std::min(t.prompt.size() + 1, (size_t)cfg_.n_ctx_slot));
-  const int pick = place.slot;
-  // Pages left listed once idle slots are dropped and the slot cut back; a
-  // page shared with a running slot stays.
-  std::vector<int> keep((size_t)pt.n_seq(), 0);
-  for (const auto& o : slots_) keep[(size_t)o->id] = o->active ? pt.pages_held(o->id) : 0;
-  int have = 0;  // of the pages the prompt needs, those it gets without taking one
-  if (place.donor >= 0) {
-    have = cache_.shareable_pages(place.donor, (int)place.shared);
-    int& d = keep[(size_t)place.donor];
-    d = std::max(d, have);
-  } else {
-    const int kept = (int)(t.params.cache_prompt ? place.keep : 0);
-    have = pt.pages_for(kept);
-    keep[(size_t)pick] = have;
-    // Kept pages from the first one it writes on that another slot lists
-    // too are copied first (copy-on-write).
-    const int listed = have;
-    for (int i = std::min(kept, cache_.main_write_start(pick)) / pt.page_positions(); i < listed; ++i)
-      have -= pt.shared(pick, i) ? 1 : 0;
-  }
-  return pt.pages_for(n) - have <= pt.free_after(keep);
-}
-
-size_t Scheduler::share_prefix(Slot& s, const Slot& donor, size_t n) {
-  cache_.clear(s.id);
-  const int got = cache_.share_prefix(s.id, donor.id, (int)n);
-  s.cached.assign(donor.cached.begin(), donor.cached.begin() + got);
-  if (got == 0) return 0;  // a sliding window's ring no longer holds what the prefix needs
-  ++prefixes_shared_;
-  log_.info("slot " + std::to_string(s.id) + " shares " + std::to_string(got) + " cached positions of slot " +
-            std::to_string(donor.id) + " (" + std::to_string(cache_.shareable_pages(donor.id, got)) +
-            " pages listed, the rest copied)");
-  return (size_t)got;
-}
-
-size_t Scheduler::load_from_host(Slot& s, const HostPromptCache::Match& m) {
-  cache_.clear(s.id);
-  s.cached.clear();
-  if (!reserve_dropping_idle(s.id, (int)m.entry->tokens.size(), s.id)) return 0;
-  const size_t got = host_cache_.load(cache_, s.id, m);
-  s.cached.assign(m.entry->tokens.begin(), m.entry->tokens.begin() + (long)got);
-  log_.info("slot " + std::to_string(s.id) + " takes " + std::to_string(got) + " cached positions from host memory (" +
-            std::to_string(m.entry->tokens.size()) + " stored)");
-  return got;
-}
-
-bool Scheduler::reserve_dropping_idle(int seq, int n, int spare) {
-  while (!cache_.reserve(seq, n)) {
-    Slot* lru = nullptr;
-    for (auto& o : slots_)
-      if (!o->active && o->id != spare && cache_.pages().pages_held(o->id) > 0 &&
-          (!lru || o->last_used < lru->last_used))
-        lru = o.get();
-    if (!lru) return false;
-    const bool kept = host_cache_.save(cache_, lru->id, lru->cached);
-    log_.info("KV pool short: dropping idle slot " + std::to_string(lru->id) + "'s " +
-              std::to_string(lru->cached.size()) + " cached tokens" + (kept ? " (kept in host memory)" : ""));
-    cache_.clear(lru->id);
-    lru->cached.clear();
-    ++slots_dropped_;  // published with the stats (m_ may be held here: assign_queued)
-  }
-  return true;
-}
-
-void Scheduler::grow_or_stop_generations() {
-  // Each generating slot's next token needs a page at every page boundary;
-  // where the pool has none left even after dropping idle slots, that
-  // generation ends as if it had reached its context ("length").
-  for (auto& s : slots_) {
-    if (!s->active || !s->generating) continue;
-    const int n = (int)s->cached.size() + 1;
-    if (reserve_dropping_idle(s->id, n, s->id)) continue;
-    if (cfg_.context_shift && !s->replaying() && shift_context(*s)) continue;
-    log_.warn("KV pool full (" + std::to_string(cache_.pool_positions()) + " positions): slot " +
-              std::to_string(s->id) + " stops at " + std::to_string(n - 1) + " tokens (finish_reason length)");
-    finish(*s, FinishReason::Length);
-  }
-}
-
-bool Scheduler::shift_context(Slot& s) {
-  // llama-server moves the kept keys to their new positions with a RoPE
-  // delta. Here the kept tail is evaluated again instead (decision 0018): a
-  // q2_0 row cannot be turned without decoding and re-quantizing it, and
-  // sliding-window rings would need the same care; evaluating again is exact
-  // for every cache type, for the price of one prompt chunk of about half
-  // the context per shift.
-  const GenParams& p = s.task.params;
-  const int n = (int)s.cached.size();
-  int n_keep = p.n_keep < 0 ? (int)s.task.prompt.size() : p.n_keep;
-  if (tok_.vocab().add_bos()) ++n_keep;
-  n_keep = std::max(0, std::min({n_keep, cfg_.n_ctx_slot - 4, n}));
-  const int n_left = n - n_keep;
-  const int n_discard = std::min(n_left, p.n_discard > 0 ? p.n_discard : n_left / 2);
-  if (n_discard <= 0) return false;
-  // A sliding-window layer may no longer hold what the kept prefix needs:
-  // what the cache cannot keep is evaluated again too.
-  const int kept = cache_.truncate(s.id, n_keep);
-  std::vector<int32_t> replay(s.cached.begin() + kept, s.cached.begin() + n_keep);
-  replay.insert(replay.end(), s.cached.begin() + n_keep + n_discard, s.cached.end());
-  replay.push_back(s.pending);
-  s.cached.resize((size_t)kept);
-  if (cache_.unified() && !reserve_dropping_idle(s.id, kept + (int)replay.size(), s.id)) {
-    cache_.clear(s.id);  // what it held is gone anyway: give the pages back
-    s.cached.clear();
-    s.shifted = true;    // the generation ends for want of context: "truncated"
-    return false;
-  }
-  log_.warn("slot " + std::to_string(s.id) + " context shift: kept " + std::to_string(n_keep) + ", dropped " +
-            std::to_string(n_discard) + ", evaluating " + std::to_string(replay.size()) + " tokens again");
-  s.replay = std::move(replay);
-  s.n_replayed = 0;
-  s.shifted = true;
-  ++context_shifts_;
-  return true;
 }
 
 void Scheduler::finish(Slot& s, FinishReason reason) {

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <memory>
@@ -142,6 +143,18 @@ class Scheduler {
   void assign_queued();
   void drop_cancelled();
   bool step();  // one batch; false when there was nothing to do
+  // One step's batch: every generating slot's next token, then prompt
+  // chunks (and context-shift replays) up to the physical batch size.
+  struct StepBatch {
+    std::vector<runtime::BatchToken> tokens;
+    std::vector<Slot*> rows;  // the slot of each logits row, in batch order
+    std::vector<Slot*> fed;   // prompts that advanced (for progress reports)
+    bool has_prompt = false;
+  };
+  StepBatch build_batch();
+  void fail_batch(const StepBatch& b, const std::exception& e);  // every slot in it ends with the error
+  size_t commit_batch(const StepBatch& b);  // the evaluated tokens join their slots' caches; returns prompt tokens
+  void send_outputs(std::chrono::steady_clock::time_point now);  // each slot's tokens of this step
   void on_logits(Slot& s, const float* logits);
   // Unified pool: whether task t's prompt can have its pages where `place`
   // puts it, counting idle slots' pages as free (unless a busy slot lists
