@@ -381,16 +381,19 @@ TEST(FusedAcrossIsas, EveryHostTableMatchesTheScalarTable) {
     }
 }
 
-// Paged storage: two sequences grown in turns take alternate pages of a
-// shared pool, so every page boundary is a segment boundary (pages of 16 and
-// of 48 positions, neither a multiple of the fused blocks), and one
-// sequence's pages do not follow each other. Decode (the flash-decoding
-// split included) and prompt batches agree with the reference path.
+// Paged storage: two sequences grown in turns in a shared pool just large
+// enough for both (pages of 16 and of 48 positions, neither a multiple of
+// the fused blocks): the allocator gives each a run of its own until the
+// runs meet, then places pages apart, so one sequence's pages do not all
+// follow each other and its reads cross segment boundaries. Decode (the
+// flash-decoding split included) and prompt batches agree with the
+// reference path.
 TEST(FusedVsReferencePaged, AgreeAcrossPageBoundaries) {
   for (auto [tk, tv] : {std::pair{CacheType::Q2_0, CacheType::Q2_0}, {CacheType::F16, CacheType::F16},
                         {CacheType::Q2_0, CacheType::F16}, {CacheType::Q8_0, CacheType::Q2_0}})
     for (int page : {16, 48}) {
-      Fixture f(tk, tv, 128, 4, 900, kSink, kRecent, 0, /*pool=*/1800, page);
+      // 1296 positions: 81 pages of 16 or 27 of 48, what 860 + 431 positions take.
+      Fixture f(tk, tv, 128, 4, 900, kSink, kRecent, 0, /*pool=*/1296, page);
       ASSERT_TRUE(f.cache->unified());
       for (int n = 0; n <= 860; n += 43) {
         f.grow(0, n);
@@ -405,7 +408,7 @@ TEST(FusedVsReferencePaged, AgreeAcrossPageBoundaries) {
                 << " batch of " << toks.size() << " threads " << threads;
         }
       }
-      // The pages really alternate: sequence 0 does not hold one run.
+      // The runs really met: sequence 0 does not hold one run.
       const auto& p0 = f.cache->pages().pages(0);
       bool gap = false;
       for (size_t i = 1; i < p0.size(); ++i) gap = gap || p0[i] != p0[i - 1] + 1;
