@@ -38,5 +38,5 @@ fi
 "$PY" "$HERE/finetune_chat.py" --base "$BASE" --work "$WORK" --out "$WORK/chat-run" \
   --steps "$STEPS" --lr 5e-4 --warmup 10 --threads 2 --cpu-bf16 --log-every 5
 "$PY" "$HERE/export_gguf.py" --ckpt "$WORK/chat-run" --tokenizer "$WORK/chat-run/tokenizer.json" \
-  --add-bos --name oscar-tiny-chat --out "$OUT"
+  --add-bos --template-bos --name oscar-tiny-chat --out "$OUT"
 sha256sum "$OUT"

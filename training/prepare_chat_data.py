@@ -163,13 +163,30 @@ def question_for(kind, title, page_title, rng):
                        f"Explain {title}{context}."])
 
 
+# Headings that name a part of a page rather than a topic: no question
+# can be made from them alone.
+GENERIC_TITLES = {"contents", "table of contents", "footnotes", "see also", "examples", "example",
+                  "notes", "note", "introduction", "overview", "summary", "description", "usage"}
+
+
 def page_pairs(path, main_only, rng):
     """The (question, answer) pairs of one page, in page order."""
     sections = page_sections(path, main_only)
     page_title = next((t for k, t, _ in sections if k == "heading"), "")
     pairs = []
-    for kind, title, body in sections:
-        if not title or len(title) > 160:
+    for i, (kind, title, body) in enumerate(sections):
+        if kind == "term" and title == "Q:":
+            # A definition-list FAQ (the kernel's swsusp page): the term
+            # "Q:" holds the question, the next term "A:" the answer.
+            if i + 1 < len(sections) and sections[i + 1][1] == "A:":
+                q = re.sub(r"\s+", " ", body).strip()
+                answer = answer_from(sections[i + 1][2])
+                if q and len(q) <= 300 and answer and len(answer) >= MIN_ANSWER_CHARS:
+                    pairs.append((q, answer))
+            continue
+        if not title or len(title) > 160 or title.endswith(":") or len(title) < 3:
+            continue  # labels ("Parameters:", "A:"), not topics
+        if title.lower() in GENERIC_TITLES and (title == page_title or not page_title):
             continue
         answer = answer_from(body)
         if not answer or len(answer) < MIN_ANSWER_CHARS or "<|" in answer:
