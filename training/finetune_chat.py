@@ -103,6 +103,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--wd", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=47)
+    ap.add_argument("--end-weight", type=float, default=1.0, help="loss weight of the <|im_end|> targets")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cpu-bf16", action="store_true", help="bf16 autocast on the CPU")
     ap.add_argument("--log-every", type=int, default=10)
@@ -164,7 +165,13 @@ def main():
             logits = model(x[:, :-1])
         tok_loss = F.cross_entropy(logits.float().reshape(-1, cfg.n_vocab), x[:, 1:].reshape(-1),
                                    reduction="none").view(len(rows), -1)
-        loss = (tok_loss * m).sum() / m.sum()
+        if args.end_weight != 1.0:
+            # Ending the turn is the behaviour this fine-tune is for: weigh
+            # the <|im_end|> targets more than the answer text.
+            w = torch.where(x[:, 1:] == tk.special[IM_END], args.end_weight, 1.0) * m
+            loss = (tok_loss * w).sum() / w.sum()
+        else:
+            loss = (tok_loss * m).sum() / m.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -12,9 +12,9 @@ is held out). Questions and answers come only from the pages themselves:
     "Tell me about X.", "How do I configure X?" from "Configuring X"), the
     answer being the start of that section;
   - glossary and definition lists (term -> the start of its definition).
-Answers are cut at a sentence end to at most ANSWER_CHARS characters (and
-ANSWER_TOKENS tokens), so a 256-token reply budget is natural; each ends with
-<|im_end|>. Some conversations have a system prompt, some several turns from
+Answers are the first paragraph of the section, cut at a sentence end to at
+most ANSWER_CHARS characters (and ANSWER_TOKENS tokens), so a 256-token
+reply budget is natural; each ends with <|im_end|>. Some conversations have a system prompt, some several turns from
 the same page.
 
 Writes WORK/chat_train.jsonl (conversations from training pages only),
@@ -33,9 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import prepare_data  # noqa: E402
 
-ANSWER_CHARS = 480
+ANSWER_CHARS = 400
 ANSWER_TOKENS = 150
-MIN_ANSWER_CHARS = 60
+MIN_ANSWER_CHARS = 40
 EVAL_QUESTIONS = 200
 
 SYSTEM_PROMPTS = [
@@ -112,21 +112,23 @@ def clean_title(t):
 
 
 def answer_from(body):
-    """The start of a section, at most ANSWER_CHARS characters, cut after a
-    sentence (or a whole line of code) when one ends in time."""
-    lines = [ln.rstrip() for ln in body.split("\n")]
-    text = "\n".join(lines).strip()
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    if len(text) <= ANSWER_CHARS:
-        return text
-    head = text[:ANSWER_CHARS]
-    cut = max(head.rfind(". "), head.rfind(".\n"), head.rfind("?\n"), head.rfind(":\n"))
-    if cut >= MIN_ANSWER_CHARS:
-        return head[:cut + 1].strip()
-    cut = head.rfind("\n")
-    if cut >= MIN_ANSWER_CHARS:
-        return head[:cut].strip()
-    return None
+    """The first paragraph of a section, at most ANSWER_CHARS characters
+    (cut after a sentence when longer). One paragraph, so that the pattern
+    the model learns is "a paragraph, then <|im_end|>": a small model that
+    goes on past its first paragraph soon repeats itself, and a reply that
+    loops never ends. A paragraph that only introduces what follows (ends
+    with ':') is no answer."""
+    text = "\n".join(ln.rstrip() for ln in body.split("\n")).strip()
+    para = re.split(r"\n\s*\n", text, maxsplit=1)[0].strip()
+    if len(para) > ANSWER_CHARS:
+        head = para[:ANSWER_CHARS]
+        cut = max(head.rfind(". "), head.rfind(".\n"))
+        if cut < MIN_ANSWER_CHARS:
+            return None
+        para = head[:cut + 1]
+    if para.endswith(":") or len(para) < MIN_ANSWER_CHARS:
+        return None
+    return para
 
 
 GERUND_E = ("ur", "at", "iz", "is", "ag", "ov", "in", "ng", "ar", "ud", "ak", "ir", "av", "rc", "ib", "us")
@@ -254,6 +256,21 @@ def main():
             for k in sorted(by_page["heldout"]) for q, a in by_page["heldout"][k]]
     rng.shuffle(held)
     held = held[:EVAL_QUESTIONS]
+    n_alt = 0
+    if len(held) < EVAL_QUESTIONS:
+        # The held-out pages have fewer sections than questions wanted: ask
+        # some sections a second time, in another template's words (a
+        # generator of its own, so the training conversations stay as they are).
+        alt_rng = random.Random(args.seed + 1)
+        seen = {h["question"] for h in held}
+        alt = []
+        for key, path, main_only in prepare_data.pages():
+            if key in by_page["heldout"]:
+                alt += [{"page": key, "question": q, "answer": a}
+                        for q, a in page_pairs(path, main_only, alt_rng) if q not in seen]
+        alt_rng.shuffle(alt)
+        n_alt = min(len(alt), EVAL_QUESTIONS - len(held))
+        held += alt[:n_alt]
     assert not {c["page"] for c in train} & held_keys
     with open(os.path.join(args.work, "chat_train.jsonl"), "w", encoding="utf-8") as f:
         for c in train:
@@ -266,7 +283,8 @@ def main():
              f"(multi-turn {sum(len(c['messages']) > 3 for c in train)}, "
              f"with system prompt {sum(c['messages'][0]['role'] == 'system' for c in train)}); "
              f"answers over {ANSWER_TOKENS} tokens dropped: {n_long}; "
-             f"held-out pages with pairs: {len(by_page['heldout'])}, held-out questions {len(held)}")
+             f"held-out pages with pairs: {len(by_page['heldout'])}, held-out questions {len(held)} "
+             f"({n_alt} of them a second phrasing)")
     with open(os.path.join(args.work, "chat_stats.txt"), "w") as f:
         f.write(stats + "\n")
     print(stats)
