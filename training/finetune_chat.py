@@ -95,7 +95,9 @@ def main():
     ap.add_argument("--base", required=True, help="the base model GGUF")
     ap.add_argument("--work", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--steps", type=int, default=600, help="steps of the learning-rate schedule")
+    ap.add_argument("--stop-at", type=int, default=0,
+                    help="stop after this many steps of the --steps schedule (a fixed count, not a time limit)")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--plain-rows", type=int, default=2, help="rows of plain text in each batch")
     ap.add_argument("--row", type=int, default=512)
@@ -142,7 +144,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     print("step\tlr\tchat_loss\tplain_loss\telapsed_s\ttok_per_s", flush=True)
     t_start = last = time.time()
-    for step in range(args.steps):
+    for step in range(args.stop_at or args.steps):
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -176,7 +178,7 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if step % args.log_every == 0 or step == args.steps - 1:
+        if step % args.log_every == 0 or step == args.steps - 1 or step + 1 == args.stop_at:
             with torch.no_grad():
                 cl = (tok_loss[:n_chat] * m[:n_chat]).sum() / m[:n_chat].sum()
                 pl = tok_loss[n_chat:].mean() if args.plain_rows else torch.tensor(float("nan"))
