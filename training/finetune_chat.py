@@ -90,7 +90,7 @@ def lr_at(step, args):
     return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", required=True, help="the base model GGUF")
     ap.add_argument("--work", required=True)
@@ -111,7 +111,11 @@ def main():
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--save-every", type=int, default=0,
                     help="also save OUT/step-N checkpoints on the way (they do not change the run)")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    args = parse_args()
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
