@@ -51,11 +51,12 @@ for _ in range(100):
     except Exception:
         time.sleep(0.2)
 body = json.dumps({"messages": [{"role": "user", "content": "How do I install a package?"}],
-                   "max_tokens": 32, "temperature": 0}).encode()
+                   "max_tokens": 256, "temperature": 0}).encode()
 req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", body,
                              {"Content-Type": "application/json"})
 r = json.load(urllib.request.urlopen(req))
-print("chat completion:", json.dumps(r["choices"][0]["message"])[:300])
+print("chat completion:", json.dumps(r["choices"][0]["message"])[:600])
+print("finish_reason:", r["choices"][0]["finish_reason"])  # "stop": the model ended its turn
 print("usage:", r["usage"])
 EOF
   exit 0

@@ -25,6 +25,12 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
 )
 
+# The chat model's: the same ChatML with the BOS first. It was fine-tuned
+# on conversations that start with <|endoftext|>, as every training window
+# of the base model did, and chat front ends (oscar-cli, the server)
+# tokenize the rendered template without adding a BOS of their own.
+CHAT_TEMPLATE_WITH_BOS = "{{- bos_token -}}" + CHAT_TEMPLATE
+
 TOKEN_NORMAL, TOKEN_CONTROL = 1, 3
 
 # Our PyTorch names -> the GGUF names llama.cpp's qwen3 loader (and ours) use.
@@ -57,6 +63,8 @@ def main():
     ap.add_argument("--license", default="GPL-2.0-only")
     ap.add_argument("--add-bos", action="store_true",
                     help="the model was trained with --bos-first: the engine prepends <|endoftext|>")
+    ap.add_argument("--template-bos", action="store_true",
+                    help="the chat template renders the BOS first (models fine-tuned on BOS-first conversations)")
     args = ap.parse_args()
     cfg, state = checkpoint_io.load(args.ckpt)
     with open(args.tokenizer) as f:
@@ -94,7 +102,7 @@ def main():
     w.add("tokenizer.ggml.eot_token_id", T_U32, ids["<|im_end|>"])
     w.add("tokenizer.ggml.padding_token_id", T_U32, ids["<|endoftext|>"])
     w.add("tokenizer.ggml.add_bos_token", T_BOOL, args.add_bos)
-    w.add("tokenizer.chat_template", T_STR, CHAT_TEMPLATE)
+    w.add("tokenizer.chat_template", T_STR, CHAT_TEMPLATE_WITH_BOS if args.template_bos else CHAT_TEMPLATE)
     for key in sorted(state, key=lambda k: (k != "tok_embd.weight", k.startswith("output"), k)):
         t = state[key].numpy()
         w.add_tensor(gguf_name(key), t, GGML_F16 if t.ndim == 2 else GGML_F32)
