@@ -15,6 +15,7 @@ Embedder::Embedder(const model::Model& model, std::unique_ptr<kv::KvCache> cache
 }
 
 std::vector<float> Embedder::hidden_states(const std::vector<int32_t>& tokens) {
+  const std::shared_ptr<void> awake = keep_awake_ ? keep_awake_() : nullptr;
   std::lock_guard<std::mutex> lock(m_);
   const size_t E = (size_t)fwd_->n_embd();
   std::vector<float> out(tokens.size() * E);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -30,6 +31,11 @@ class Embedder {
   // (tokens.size(), n_embd) final hidden states after the output norm, the
   // input evaluated causally from position 0 in n_ubatch chunks.
   std::vector<float> hidden_states(const std::vector<int32_t>& tokens);
+  // Called before each use of the weights; the guard it returns is held
+  // until the use ends (oscar-server: Scheduler::keep_awake, so that
+  // --sleep-idle-seconds neither sleeps under an embedding nor leaves one
+  // reading weights that were given back).
+  void set_keep_awake(std::function<std::shared_ptr<void>()> f) { keep_awake_ = std::move(f); }
 
  private:
   std::unique_ptr<kv::KvCache> cache_;
@@ -38,6 +44,7 @@ class Embedder {
   int n_ubatch_;
   Pooling pooling_;
   std::mutex m_;
+  std::function<std::shared_ptr<void>()> keep_awake_;
 };
 
 // The pooling a model is served with: the --pooling flag when given, else

@@ -125,6 +125,12 @@ class Scheduler {
   // not exist, 503 once shutdown has begun.
   void with_idle_slot(int id, std::function<void(SlotAccess&)> fn);
 
+  // For work on the model's weights outside the scheduler (the embedder):
+  // wakes them if the scheduler sleeps (--sleep-idle-seconds), and keeps it
+  // from sleeping until the returned guard is dropped. ApiError 500 when
+  // the weights cannot be reloaded, 503 once shutdown has begun.
+  std::shared_ptr<void> keep_awake();
+
   const SchedulerConfig& config() const { return cfg_; }
   std::vector<SlotInfo> slots() const;
   SchedulerStats stats() const;
@@ -201,8 +207,15 @@ class Scheduler {
   uint64_t prefixes_shared_ = 0;  // prompts that took another slot's prefix
   HostPromptCache host_cache_;    // --cache-ram: conversations dropped from the slots
   uint64_t context_shifts_ = 0;
-  bool sleeping_ = false;  // scheduler thread; mirrored in stats_
+  bool sleeping_ = false;  // written by the scheduler thread under m_; mirrored in stats_
   uint64_t sleeps_ = 0;
+  // keep_awake(): users outside the scheduler, their last use, and the
+  // failed wakes they wait on (all guarded by m_).
+  int external_users_ = 0;
+  std::chrono::steady_clock::time_point last_external_use_{};
+  uint64_t wake_failures_ = 0;
+  std::string wake_error_;
+  std::condition_variable awake_cv_;  // sleeping_ turned false, or a wake failed
 
   mutable std::mutex m_;
   std::condition_variable cv_;

@@ -13,10 +13,16 @@ namespace oscar::server {
 bool Scheduler::wait_for_work() {
   std::unique_lock<std::mutex> l(m_);
   auto busy = [&] { return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; }); };
-  auto work = [&] { return stopping_ || !queue_.empty() || busy() || !slot_commands_.empty(); };
+  auto work = [&] {
+    return stopping_ || !queue_.empty() || busy() || !slot_commands_.empty() || (sleeping_ && external_users_ > 0);
+  };
   // Idle means nothing arrived for the whole period: any submit wakes the
-  // wait, and the next wait starts the period again.
+  // wait, and the next wait starts the period again. Work on the weights
+  // outside the scheduler (keep_awake) holds the sleep off while it runs
+  // and for a whole period after it.
   while (cfg_.sleep_after.count() > 0 && !sleeping_ && !cv_.wait_for(l, cfg_.sleep_after, work)) {
+    if (external_users_ > 0 || Clock::now() - last_external_use_ < cfg_.sleep_after) continue;
+    sleeping_ = true;  // before any memory goes: from here keep_awake() waits for the wake
     l.unlock();
     fall_asleep();
     l.lock();
@@ -31,6 +37,7 @@ bool Scheduler::wait_for_work() {
   return true;
 }
 
+// Called with sleeping_ already set (wait_for_work).
 void Scheduler::fall_asleep() {
   const auto t0 = Clock::now();
   for (auto& s : slots_) {
@@ -40,7 +47,6 @@ void Scheduler::fall_asleep() {
   cache_.release_memory();
   host_cache_.clear();
   if (cfg_.sleep) cfg_.sleep();
-  sleeping_ = true;
   ++sleeps_;
   log_.info("sleeping after " + std::to_string(cfg_.sleep_after.count() / 1000) +
             " s without requests: cached conversations dropped, KV cache and weights memory given back (" +
@@ -52,7 +58,11 @@ void Scheduler::wake_up() {
   const auto t0 = Clock::now();
   if (cfg_.wake) cfg_.wake();
   cache_.restore_memory();
-  sleeping_ = false;
+  {
+    std::lock_guard<std::mutex> l(m_);
+    sleeping_ = false;
+  }
+  awake_cv_.notify_all();
   log_.info("awake: weights and KV cache back in " + std::to_string((int)ms_between(t0, Clock::now())) + " ms");
   publish();
 }
@@ -65,13 +75,37 @@ void Scheduler::fail_waiting(const std::string& why) {
     tasks.swap(queue_);
     cmds.swap(slot_commands_);
     stats_.queue_depth = 0;
+    wake_error_ = why;
+    ++wake_failures_;
   }
+  awake_cv_.notify_all();
   for (auto& [task, queued_at] : tasks) {
     Event ev;
     ev.done = Done{FinishReason::Error, "", false, "", why, {}, -1};
     task.channel->push(std::move(ev));
   }
   for (auto& c : cmds) c->done.set_exception(std::make_exception_ptr(ApiError(500, why, "server_error")));
+}
+
+std::shared_ptr<void> Scheduler::keep_awake() {
+  std::unique_lock<std::mutex> l(m_);
+  if (stopping_) throw ApiError(503, "the server is shutting down", "unavailable_error");
+  ++external_users_;
+  const uint64_t failures = wake_failures_;
+  cv_.notify_one();  // a sleeping scheduler wakes the weights for us
+  awake_cv_.wait(l, [&] { return !sleeping_ || wake_failures_ != failures; });
+  if (sleeping_) {
+    --external_users_;
+    throw ApiError(500, wake_error_, "server_error");
+  }
+  return std::shared_ptr<void>(nullptr, [this](void*) {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      --external_users_;
+      last_external_use_ = Clock::now();
+    }
+    cv_.notify_one();
+  });
 }
 
 void Scheduler::with_idle_slot(int id, std::function<void(SlotAccess&)> fn) {

@@ -112,6 +112,31 @@ TEST_F(SchedulerSleepTest, AFailedWakeFailsTheWaitingRequestAndTheNextOneRetries
   EXPECT_EQ(wakes.load(), 2);
 }
 
+// Work on the weights outside the scheduler (the embedder) wakes them,
+// holds the sleep off while it runs, and lets it come a period later.
+TEST_F(SchedulerSleepTest, KeepAwakeWakesTheWeightsAndHoldsTheSleepOff) {
+  auto cache = engine_->make_cache(s_, 1, 256);
+  runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
+  std::atomic<int> sleeps{0}, wakes{0};
+  SchedulerConfig cfg{1, 256, 64};
+  cfg.sleep_after = 100ms;
+  cfg.sleep = [&] { ++sleeps, engine_->release_weights(); };
+  cfg.wake = [&] { ++wakes, engine_->restore_weights(); };
+  Scheduler sch(engine_->tokenizer(), *cache, fwd, cfg, Logger::quiet());
+  ASSERT_TRUE(wait_until([&] { return sch.stats().sleeping; }));
+  ASSERT_TRUE(weights_gone());
+  {
+    const auto guard = sch.keep_awake();
+    EXPECT_EQ(wakes.load(), 1);
+    EXPECT_FALSE(weights_gone());
+    std::this_thread::sleep_for(350ms);  // several idle periods, but in use
+    EXPECT_EQ(sleeps.load(), 1);
+    EXPECT_FALSE(sch.stats().sleeping);
+  }
+  ASSERT_TRUE(wait_until([&] { return sch.stats().sleeping; }));
+  EXPECT_EQ(sleeps.load(), 2);
+}
+
 // Q4_K and Q6_K matrices are repacked 16 rows at a time when loaded; the
 // copy read again on waking must be repacked again, or the kernels would
 // read the file's layout as theirs.

@@ -95,6 +95,36 @@ TEST_F(ServerSleep, IdleServerGivesMemoryBackAndWakesForTheNextRequest) {
   EXPECT_EQ(srv.stop(), 0) << srv.log();
 }
 
+// With --embedding the embedder reads the same weights beside the
+// scheduler: an embedding wakes a sleeping server, gets the vector it got
+// before the sleep, and the server sleeps again afterwards.
+TEST_F(ServerSleep, AnEmbeddingWakesTheWeightsItReads) {
+  ServerProcess srv;
+  ASSERT_EQ(srv.start(kBin + "/oscar-server",
+                      {"-m", dir_->file("m.gguf"), "-c", "512", "-np", "1", "-t", "2", "--embedding",
+                       "--sleep-idle-seconds", "1"},
+                      dir_->file("sleep-embd.log")),
+            "");
+  httplib::Client c("127.0.0.1", srv.port());
+  c.set_read_timeout(60, 0);
+  auto wait_asleep = [&] {
+    for (int i = 0; i < 200; ++i) {
+      if (get(c, "/props")["is_sleeping"] == true) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  const Json req = {{"input", "hello world"}, {"model", "m"}};
+  const Json first = post(c, "/v1/embeddings", req);
+  ASSERT_TRUE(first.contains("data")) << srv.log();
+  ASSERT_TRUE(wait_asleep()) << srv.log();
+  const Json again = post(c, "/v1/embeddings", req);
+  EXPECT_EQ(again["data"][0]["embedding"], first["data"][0]["embedding"]);
+  EXPECT_NE(srv.log().find("awake: weights and KV cache back"), std::string::npos) << srv.log();
+  EXPECT_TRUE(wait_asleep()) << "the server should sleep again after the embedding";
+  EXPECT_EQ(srv.stop(), 0) << srv.log();
+}
+
 TEST_F(ServerSleep, ZeroSecondsIsRefusedAsByLlamaServer) {
   const auto r = run_capture(kBin + "/oscar-server -m " + dir_->file("m.gguf") + " --sleep-idle-seconds 0");
   EXPECT_NE(r.first, 0);

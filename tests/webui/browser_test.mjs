@@ -1,6 +1,8 @@
 // The chat page in a real browser: Debian's chromium driven by playwright-core
-// against oscar-server on the default model (models/oscar-tiny, whose words
-// are never checked: only that replies arrive, stream, stop and persist).
+// against oscar-server on oscar-tiny (CTest passes the base model, which
+// rambles, so a long reply is still streaming when Stop is clicked; the chat
+// model, the default, ends most turns within a sentence). Its words are
+// never checked: only that replies arrive, stream, stop and persist.
 //
 //   node tests/webui/browser_test.mjs --server build/bin/oscar-server --out DIR [--model M]
 //

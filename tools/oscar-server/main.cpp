@@ -217,11 +217,7 @@ int run(int argc, char** argv) {
     server::SchedulerConfig sched{ss.n_parallel, n_ctx_slot, s.n_ubatch,
                                   ss.cache_ram_mib < 0 ? -1 : (int64_t)ss.cache_ram_mib << 20};
     sched.context_shift = ss.context_shift;
-    if (ss.sleep_idle_seconds > 0 && ss.embeddings) {
-      // The embedder runs on the request threads over the same weights; it
-      // does not yet take part in waking them.
-      log.warn("--sleep-idle-seconds is off with --embedding (the embedder shares the weights)");
-    } else if (ss.sleep_idle_seconds > 0) {
+    if (ss.sleep_idle_seconds > 0) {
       sched.sleep_after = std::chrono::seconds(ss.sleep_idle_seconds);
       sched.sleep = [&engine] { engine->release_weights(); };
       sched.wake = [&engine] { engine->restore_weights(); };
@@ -264,6 +260,8 @@ int run(int argc, char** argv) {
       require(pooling != server::Pooling::Rank, "--pooling rank: the model has no reranking head (none is supported)");
       embedder = std::make_unique<server::Embedder>(engine->model(), engine->make_cache(s, 1, n_ctx_slot),
                                                     engine->forward_options(s), s.n_threads, s.n_ubatch, pooling);
+      // The embedder reads the same weights: it wakes them and keeps them awake.
+      embedder->set_keep_awake([&scheduler] { return scheduler->keep_awake(); });
       m->embedder = embedder.get();
       log.info(std::string("embeddings: pooling ") + server::pooling_name(pooling) + ", inputs up to " +
                std::to_string(n_ctx_slot) + " tokens");
