@@ -473,6 +473,9 @@ Value select_impl(Interpreter& in, const Value& v, CallArgs& args, bool want, bo
     rest.kwargs = args.kwargs;
   }
   std::vector<Value> out;
+  // As llama-server's engine: none selects nothing (Functionary v3.1 filters
+  // `tools`, which it sets to none when a request has no tools).
+  if (v.is_none()) return Value::make_list(std::move(out));
   for (const Value& item : items_of(in, v)) {
     const Value x = by_attr ? get_path(in, item, attr) : item;
     bool ok;

@@ -71,7 +71,12 @@ Value binary_op(Interpreter& in, const std::string& op, const Value& a, const Va
     in.check_size(s.size());
     return Value(std::move(s));
   }
-  // jinja2's Undefined refuses arithmetic: raise its message.
+  // llama-server's template engine concatenates an undefined variable to a
+  // string as "" (Firefunction v2 appends `functions`, which it never
+  // defines): published templates render there, so they render here.
+  if (op == "+" && a.is_undefined() && b.is_string()) return b;
+  if (op == "+" && b.is_undefined() && a.is_string()) return a;
+  // Otherwise jinja2's Undefined refuses arithmetic: raise its message.
   if (a.is_undefined()) py::fail_undefined(a);
   if (b.is_undefined()) py::fail_undefined(b);
 

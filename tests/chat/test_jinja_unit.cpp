@@ -134,3 +134,25 @@ TEST(JinjaSemantics, WhitespaceControlCombinations) {
 
 }  // namespace
 }  // namespace oscar::chat
+
+namespace oscar::chat {
+namespace {
+
+// Where llama-server's template engine is more lenient than jinja2 and
+// published templates depend on it (checked against llama.cpp's rendering
+// of Firefunction v2 and Functionary v3.1 with no tools): an undefined
+// variable concatenated to a string adds nothing, and none filtered by
+// selectattr/rejectattr is an empty list. Other uses still fail as in jinja2.
+TEST(JinjaLlamaServerShims, UndefinedConcatenatesAsEmptyAndNoneSelectsNothing) {
+  using testing::render;
+  EXPECT_EQ(render("{{ 'Available:' + '\\n' + functions }}|"), "Available:\n|");
+  EXPECT_EQ(render("{{ nope + 'x' }}"), "x");
+  EXPECT_EQ(render("{% set tools = none %}{{ tools | selectattr('type', 'equalto', 'code') | list | length > 0 }}"),
+                   "False");
+  EXPECT_EQ(render("{{ none | rejectattr('type') | list }}"), "[]");
+  EXPECT_THROW(render("{{ nope + 1 }}"), TemplateError);
+  EXPECT_THROW(render("{{ none | map('upper') | list }}"), TemplateError);
+}
+
+}  // namespace
+}  // namespace oscar::chat
