@@ -155,9 +155,22 @@ void Scheduler::drop_cancelled() {
 }
 
 void Scheduler::assign_queued() {
-  std::lock_guard<std::mutex> l(m_);
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    Task& t = it->first;
+  // The queue is read under the lock, the slot set up outside it: saving a
+  // long conversation to host memory, or building the grammar vocabulary,
+  // must not hold up HTTP threads that submit or read the stats.
+  for (;;) {
+    Assignment a;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      if (!take_assignable(a)) return;
+    }
+    start_task(a);
+  }
+}
+
+bool Scheduler::take_assignable(Assignment& a) {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    const Task& t = it->first;
     std::vector<SlotView> views;
     for (const auto& s : slots_) {
       const bool allowed = t.id_slot < 0 || t.id_slot == s->id;
@@ -166,66 +179,73 @@ void Scheduler::assign_queued() {
     // A prefix cached in another slot is shared through the pool's pages
     // (unified pool only: split slots own their rows).
     const Placement place = place_prompt(views, t.prompt, t.params.cache_prompt && cache_.unified());
-    const int pick = place.slot;
-    if (pick < 0) {
-      ++it;
-      continue;
-    }
+    if (place.slot < 0) continue;
     // A longer prefix kept in host memory (--cache-ram) is imported whole,
     // then cut back: only if its pages can be had now.
     HostPromptCache::Match ram;
     if (t.params.cache_prompt) ram = host_cache_.find(t.prompt, std::max(place.keep, place.shared));
-    if (ram.entry && cache_.unified() && !prompt_fits(t, Placement{pick}, (int)ram.entry->tokens.size()))
+    if (ram.entry && cache_.unified() && !prompt_fits(t, Placement{place.slot}, (int)ram.entry->tokens.size()))
       ram = {};
-    if (cache_.unified() && !ram.entry && !prompt_fits(t, place)) break;  // waits; so do the ones behind it
-    Slot& s = *slots_[(size_t)pick];
-    // The slot's conversation, unless the new prompt continues it, goes to
-    // host memory before it is cut back or replaced.
-    if (s.cached.size() > (ram.entry || place.donor >= 0 ? 0 : place.keep)) host_cache_.save(cache_, s.id, s.cached);
-    s.task = std::move(t);
-    s.t_queued = it->second;
-    it = queue_.erase(it);
-    s.active = true;
-    s.last_used = ++clock_;
-    s.t_start = Clock::now();
-    size_t keep = s.task.params.cache_prompt ? place.keep : 0;
-    // A sliding-window layer may have overwritten rows the kept prefix needs;
-    // the cache then keeps less (or nothing), and so must we.
-    keep = (size_t)cache_.truncate(s.id, (int)keep);
-    s.cached.resize(keep);
-    if (place.donor >= 0 && !ram.entry) keep = share_prefix(s, *slots_[(size_t)place.donor], place.shared);
-    if (ram.entry) keep = load_from_host(s, ram);
-    // The prompt's pages now (and the first generated token's), so that its
-    // chunks never wait for room; prompt_fits() said they can be had.
-    if (cache_.unified())
-      reserve_dropping_idle(s.id, (int)std::min(s.task.prompt.size() + 1, (size_t)cfg_.n_ctx_slot), s.id);
-    s.n_past = keep;
-    s.n_cached_at_start = (int)keep;
-    s.generating = false;
-    s.pending = -1;
-    s.n_gen = 0;
-    s.replay.clear();
-    s.n_replayed = 0;
-    s.shifted = false;
-    const auto& grammar = s.task.params.sampling.grammar;
-    s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling, grammar ? grammar_vocab() : nullptr,
-                                                    grammar ? grammar_masks_.for_grammar(grammar) : nullptr);
-    s.detok = std::make_unique<tok::StreamDetokenizer>(tok_);
-    // Generated text continues the prompt: prime the detokenizer with the
-    // prompt's last visible token so the first generated piece keeps its
-    // leading space (only text at the very start loses the dummy prefix).
-    for (auto r = s.task.prompt.rbegin(); r != s.task.prompt.rend(); ++r)
-      if (!tok_.token_to_piece(*r).empty()) {
-        s.detok->push(*r);
-        s.detok->finish();
-        break;
-      }
-    s.stop = std::make_unique<StopMatcher>(s.task.params.stop);
-    s.out.clear();
-    for (int32_t tok : s.task.prompt) s.sampler->accept(tok);
-    report_progress(s, s.t_start);  // the first (0%) report tells a client its prompt has started
+    if (cache_.unified() && !ram.entry && !prompt_fits(t, place)) return false;  // waits; so do the ones behind it
+    a.task = std::move(it->first);
+    a.queued_at = it->second;
+    a.place = place;
+    a.ram = std::move(ram);
+    queue_.erase(it);
+    stats_.queue_depth = (int)queue_.size();
+    return true;
   }
-  stats_.queue_depth = (int)queue_.size();
+  return false;
+}
+
+void Scheduler::start_task(Assignment& a) {
+  const Placement& place = a.place;
+  const HostPromptCache::Match& ram = a.ram;
+  Slot& s = *slots_[(size_t)place.slot];
+  // The slot's conversation, unless the new prompt continues it, goes to
+  // host memory before it is cut back or replaced.
+  if (s.cached.size() > (ram.entry || place.donor >= 0 ? 0 : place.keep)) host_cache_.save(cache_, s.id, s.cached);
+  s.task = std::move(a.task);
+  s.t_queued = a.queued_at;
+  s.active = true;
+  s.last_used = ++clock_;
+  s.t_start = Clock::now();
+  size_t keep = s.task.params.cache_prompt ? place.keep : 0;
+  // A sliding-window layer may have overwritten rows the kept prefix needs;
+  // the cache then keeps less (or nothing), and so must we.
+  keep = (size_t)cache_.truncate(s.id, (int)keep);
+  s.cached.resize(keep);
+  if (place.donor >= 0 && !ram.entry) keep = share_prefix(s, *slots_[(size_t)place.donor], place.shared);
+  if (ram.entry) keep = load_from_host(s, ram);
+  // The prompt's pages now (and the first generated token's), so that its
+  // chunks never wait for room; prompt_fits() said they can be had.
+  if (cache_.unified())
+    reserve_dropping_idle(s.id, (int)std::min(s.task.prompt.size() + 1, (size_t)cfg_.n_ctx_slot), s.id);
+  s.n_past = keep;
+  s.n_cached_at_start = (int)keep;
+  s.generating = false;
+  s.pending = -1;
+  s.n_gen = 0;
+  s.replay.clear();
+  s.n_replayed = 0;
+  s.shifted = false;
+  const auto& grammar = s.task.params.sampling.grammar;
+  s.sampler = std::make_unique<sampling::Sampler>(s.task.params.sampling, grammar ? grammar_vocab() : nullptr,
+                                                  grammar ? grammar_masks_.for_grammar(grammar) : nullptr);
+  s.detok = std::make_unique<tok::StreamDetokenizer>(tok_);
+  // Generated text continues the prompt: prime the detokenizer with the
+  // prompt's last visible token so the first generated piece keeps its
+  // leading space (only text at the very start loses the dummy prefix).
+  for (auto r = s.task.prompt.rbegin(); r != s.task.prompt.rend(); ++r)
+    if (!tok_.token_to_piece(*r).empty()) {
+      s.detok->push(*r);
+      s.detok->finish();
+      break;
+    }
+  s.stop = std::make_unique<StopMatcher>(s.task.params.stop);
+  s.out.clear();
+  for (int32_t tok : s.task.prompt) s.sampler->accept(tok);
+  report_progress(s, s.t_start);  // the first (0%) report tells a client its prompt has started
 }
 
 std::shared_ptr<const grammar::TokenTrie> Scheduler::grammar_vocab() {

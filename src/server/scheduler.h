@@ -147,6 +147,16 @@ class Scheduler {
   void run_slot_commands();  // with_idle_slot()'s requests
   int idle_room(int seq) const;  // pages seq could have: free, its own, idle slots'
   void assign_queued();
+  // A queued task taken for a slot (take_assignable, under m_), set up
+  // there by start_task (outside m_).
+  struct Assignment {
+    Task task;
+    std::chrono::steady_clock::time_point queued_at;
+    Placement place;
+    HostPromptCache::Match ram;
+  };
+  bool take_assignable(Assignment& a);  // false: nothing can start now
+  void start_task(Assignment& a);
   void drop_cancelled();
   bool step();  // one batch; false when there was nothing to do
   // One step's batch: every generating slot's next token, then prompt

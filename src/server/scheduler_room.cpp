@@ -80,7 +80,7 @@ bool Scheduler::reserve_dropping_idle(int seq, int n, int spare) {
               std::to_string(lru->cached.size()) + " cached tokens" + (kept ? " (kept in host memory)" : ""));
     cache_.clear(lru->id);
     lru->cached.clear();
-    ++slots_dropped_;  // published with the stats (m_ may be held here: assign_queued)
+    ++slots_dropped_;  // published with the stats
   }
   return true;
 }
