@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/run_capture.h"
+
 namespace oscar::testing {
 
 inline std::string read_all(const std::string& path) {
@@ -122,16 +124,6 @@ class ServerProcess {
   std::string log_path_;
 };
 
-// Runs a shell command, returning (exit status, combined output).
-inline std::pair<int, std::string> run_capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using oscar::test::run_capture;  // common/run_capture.h
 
 }  // namespace oscar::testing

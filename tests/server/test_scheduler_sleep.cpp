@@ -34,6 +34,17 @@ class SchedulerSleepTest : public oscar::testing::SchedulerFixture {
     return true;
   }
 
+  // Slots of 256 positions that sleep after `after` idle, giving the
+  // engine's weights back (as oscar-server does) and counting it.
+  SchedulerConfig sleeping_config(int n_slots, std::chrono::milliseconds after, std::atomic<int>& sleeps,
+                                  std::atomic<int>& wakes) {
+    SchedulerConfig cfg{n_slots, 256, 64};
+    cfg.sleep_after = after;
+    cfg.sleep = [this, &sleeps] { ++sleeps, engine_->release_weights(); };
+    cfg.wake = [this, &wakes] { ++wakes, engine_->restore_weights(); };
+    return cfg;
+  }
+
   // Whether every byte of the model's first tensor reads zero (its memory given back).
   bool weights_gone() const {
     const auto& f = engine_->model().file();
@@ -48,10 +59,7 @@ TEST_F(SchedulerSleepTest, IdleSchedulerSleepsAndTheNextRequestWakesIt) {
   auto cache = engine_->make_cache(s_, 2, 256);
   runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
   std::atomic<int> sleeps{0}, wakes{0};
-  SchedulerConfig cfg{2, 256, 64};
-  cfg.sleep_after = 200ms;
-  cfg.sleep = [&] { ++sleeps, engine_->release_weights(); };
-  cfg.wake = [&] { ++wakes, engine_->restore_weights(); };
+  const SchedulerConfig cfg = sleeping_config(2, 200ms, sleeps, wakes);
   Scheduler sch(engine_->tokenizer(), *cache, fwd, cfg, Logger::quiet());
 
   Task a = greedy_task(prompt(), 8);
@@ -118,10 +126,7 @@ TEST_F(SchedulerSleepTest, KeepAwakeWakesTheWeightsAndHoldsTheSleepOff) {
   auto cache = engine_->make_cache(s_, 1, 256);
   runtime::Forward fwd(engine_->model(), *cache, engine_->pool(), engine_->forward_options(s_));
   std::atomic<int> sleeps{0}, wakes{0};
-  SchedulerConfig cfg{1, 256, 64};
-  cfg.sleep_after = 100ms;
-  cfg.sleep = [&] { ++sleeps, engine_->release_weights(); };
-  cfg.wake = [&] { ++wakes, engine_->restore_weights(); };
+  const SchedulerConfig cfg = sleeping_config(1, 100ms, sleeps, wakes);
   Scheduler sch(engine_->tokenizer(), *cache, fwd, cfg, Logger::quiet());
   ASSERT_TRUE(wait_until([&] { return sch.stats().sleeping; }));
   ASSERT_TRUE(weights_gone());

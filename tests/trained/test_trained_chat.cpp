@@ -25,9 +25,12 @@
 #include "runtime/forward.h"
 #include "runtime/rotation_plan.h"
 #include "tokenizer/tokenizer.h"
+#include "common/run_capture.h"
 
 namespace oscar {
 namespace {
+
+using oscar::test::run_capture;
 
 const std::string kDir = std::string(OSCAR_SOURCE_DIR) + "/models/oscar-tiny/";
 constexpr int kReplyBudget = 256;
@@ -132,23 +135,12 @@ TEST(TrainedChat, GreedyRepliesEndTheirTurnWithEveryRowIn2Bit) {
   expect_turns_end("oscar-tiny-chat-rot-kv-f16.gguf", {kv::CacheType::Q2_0, 0, 0});
 }
 
-std::pair<int, std::string> sh(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
 const std::string kPy = OSCAR_PYTHON;
 const std::string kBin = OSCAR_BIN_DIR;
 
 TEST(TrainedChat, FilesVerify) {
   for (const char* f : {"oscar-tiny-chat-f16.gguf", "oscar-tiny-chat-rot-kv-f16.gguf"}) {
-    auto [rc, out] = sh(kBin + "/oscar-gguf verify " + kDir + f);
+    auto [rc, out] = run_capture(kBin + "/oscar-gguf verify " + kDir + f);
     EXPECT_EQ(rc, 0) << f << ": " << out;
     EXPECT_EQ(out.rfind("OK ", 0), 0u) << f << ": " << out;
   }
@@ -157,10 +149,10 @@ TEST(TrainedChat, FilesVerify) {
 // The engine's logits against the training framework's PyTorch model loaded
 // from the same file (the rot-kv file's rotations only change the cache's basis).
 TEST(TrainedChat, EngineLogitsMatchTheTrainingFramework) {
-  if (sh(kPy + " -c 'import numpy, torch'").first != 0)
+  if (run_capture(kPy + " -c 'import numpy, torch'").first != 0)
     GTEST_SKIP() << kPy << " lacks numpy/torch (scripts/setup-deps.sh installs them)";
   for (const char* f : {"oscar-tiny-chat-f16.gguf", "oscar-tiny-chat-rot-kv-f16.gguf"}) {
-    auto [rc, out] = sh(kPy + " " + OSCAR_SOURCE_DIR + "/tests/trained/check_logits.py " + kBin + " " + kDir + f +
+    auto [rc, out] = run_capture(kPy + " " + OSCAR_SOURCE_DIR + "/tests/trained/check_logits.py " + kBin + " " + kDir + f +
                         " " + kDir + "heldout.txt --tol 1e-3");
     EXPECT_EQ(rc, 0) << f << ": " << out;
   }

@@ -9,8 +9,11 @@
 #include <filesystem>
 #include <string>
 #include <sys/wait.h>
+#include "common/run_capture.h"
 
 namespace {
+
+using oscar::test::run_capture;
 
 namespace fs = std::filesystem;
 
@@ -20,34 +23,23 @@ const std::string kPy = OSCAR_PYTHON;
 const std::string kModel = kSrc + "/models/oscar-tiny/oscar-tiny-f16.gguf";
 const std::string kHeldout = kSrc + "/models/oscar-tiny/heldout.txt";
 
-std::pair<int, std::string> sh(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
 // The Python checks need numpy and torch (scripts/setup-deps.sh installs them).
-bool have_torch() { return sh(kPy + " -c 'import numpy, torch'").first == 0; }
+bool have_torch() { return run_capture(kPy + " -c 'import numpy, torch'").first == 0; }
 
 TEST(TrainedModel, FileVerifies) {
-  auto [rc, out] = sh(kBin + "/oscar-gguf verify " + kModel);
+  auto [rc, out] = run_capture(kBin + "/oscar-gguf verify " + kModel);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_EQ(out.rfind("OK ", 0), 0u) << out;
 }
 
 TEST(TrainedModel, MeetsTheIssueConstraints) {
-  auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_spec.py " + kModel);
+  auto [rc, out] = run_capture(kPy + " " + kSrc + "/tests/trained/check_spec.py " + kModel);
   EXPECT_EQ(rc, 0) << out;
 }
 
 TEST(TrainedModel, EngineLogitsMatchTheTrainingFramework) {
   if (!have_torch()) GTEST_SKIP() << kPy << " lacks numpy/torch (scripts/setup-deps.sh installs them)";
-  auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_logits.py " + kBin + " " + kModel + " " +
+  auto [rc, out] = run_capture(kPy + " " + kSrc + "/tests/trained/check_logits.py " + kBin + " " + kModel + " " +
                       kHeldout + " --tol 1e-3");
   EXPECT_EQ(rc, 0) << out;
 }
@@ -56,19 +48,19 @@ TEST(TrainedModel, EngineLogitsMatchTheTrainingFramework) {
 // against NumPy float64 softmax attention, across its query blocks.
 TEST(TrainedModel, TrainingAttentionMatchesAReference) {
   if (!have_torch()) GTEST_SKIP() << kPy << " lacks numpy/torch (scripts/setup-deps.sh installs them)";
-  auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_attention.py");
+  auto [rc, out] = run_capture(kPy + " " + kSrc + "/tests/trained/check_attention.py");
   EXPECT_EQ(rc, 0) << out;
 }
 
 TEST(TrainedModel, EngineTokenizerMatchesTheTrainingTokenizer) {
-  auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_tokenizer.py " + kBin + " " + kModel + " " +
+  auto [rc, out] = run_capture(kPy + " " + kSrc + "/tests/trained/check_tokenizer.py " + kBin + " " + kModel + " " +
                       kHeldout);
   EXPECT_EQ(rc, 0) << out;
 }
 
 TEST(TrainedModel, GreedyCompletionRunsOnTheDefaultPath) {
   // Not a quality judgement: the default-model path works end to end.
-  auto [rc, out] = sh(kBin + "/oscar-cli -m " + kModel + " -p 'To install a package, run' -n 16 --temp 0 -no-cnv -t 2");
+  auto [rc, out] = run_capture(kBin + "/oscar-cli -m " + kModel + " -p 'To install a package, run' -n 16 --temp 0 -no-cnv -t 2");
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("To install a package, run"), std::string::npos) << out;
 }

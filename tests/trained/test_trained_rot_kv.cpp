@@ -18,8 +18,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+#include "common/run_capture.h"
 
 namespace {
+
+using oscar::test::run_capture;
 
 namespace fs = std::filesystem;
 
@@ -30,18 +33,7 @@ const std::string kBase = kSrc + "/models/oscar-tiny/oscar-tiny-f16.gguf";
 const std::string kRotKv = kSrc + "/models/oscar-tiny/oscar-tiny-rot-kv-f16.gguf";
 const std::string kHeldout = kSrc + "/models/oscar-tiny/heldout.txt";
 
-std::pair<int, std::string> sh(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-bool have_torch() { return sh(kPy + " -c 'import numpy, torch'").first == 0; }
+bool have_torch() { return run_capture(kPy + " -c 'import numpy, torch'").first == 0; }
 
 // A scratch folder per test, removed at the end.
 struct TempDir {
@@ -91,7 +83,7 @@ std::string prompt_file(const TempDir& tmp, size_t chars) {
 }
 
 TEST(TrainedRotKv, FileVerifies) {
-  auto [rc, out] = sh(kBin + "/oscar-gguf verify " + kRotKv);
+  auto [rc, out] = run_capture(kBin + "/oscar-gguf verify " + kRotKv);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_EQ(out.rfind("OK ", 0), 0u) << out;
 }
@@ -99,7 +91,7 @@ TEST(TrainedRotKv, FileVerifies) {
 // What a user of the README's run command sees: the engine takes the file's
 // rotations for every layer and applies no Hadamard on top.
 TEST(TrainedRotKv, LogSaysTheRotationsAreCalibrated) {
-  auto [rc, out] = sh("LLAMA_KV_FUSED_FA=1 LLAMA_KV_NO_HADAMARD=1 LLAMA_KV_CLIP_RATIO=0.96 LLAMA_KV_HP_SINK=64 "
+  auto [rc, out] = run_capture("LLAMA_KV_FUSED_FA=1 LLAMA_KV_NO_HADAMARD=1 LLAMA_KV_CLIP_RATIO=0.96 LLAMA_KV_HP_SINK=64 "
                       "LLAMA_KV_HP_RECENT=128 " + kBin + "/oscar-cli -m " + kRotKv +
                       " -p 'The kernel' -n 4 --temp 0 -no-cnv -t 2 -ctk q2_0 -ctv q2_0");
   ASSERT_EQ(rc, 0) << out;
@@ -112,7 +104,7 @@ TEST(TrainedRotKv, LogSaysTheRotationsAreCalibrated) {
 // cache's basis); the engine applies them. Same function, same logits.
 TEST(TrainedRotKv, EngineLogitsMatchTheTrainingFramework) {
   if (!have_torch()) GTEST_SKIP() << kPy << " lacks numpy/torch (scripts/setup-deps.sh installs them)";
-  auto [rc, out] = sh(kPy + " " + kSrc + "/tests/trained/check_logits.py " + kBin + " " + kRotKv + " " + kHeldout +
+  auto [rc, out] = run_capture(kPy + " " + kSrc + "/tests/trained/check_logits.py " + kBin + " " + kRotKv + " " + kHeldout +
                       " --tol 1e-3");
   EXPECT_EQ(rc, 0) << out;
 }
@@ -127,7 +119,7 @@ TEST(TrainedRotKv, F16CacheLogitsEqualTheBaseModels) {
   ASSERT_FALSE(tmp.path.empty());
   const std::string prompt = prompt_file(tmp, 1500);
   for (const auto& [model, dump] : {std::pair{kBase, tmp / "base.bin"}, std::pair{kRotKv, tmp / "rot.bin"}}) {
-    auto [rc, out] = sh(kBin + "/oscar-cli -m " + model + " -f " + prompt +
+    auto [rc, out] = run_capture(kBin + "/oscar-cli -m " + model + " -f " + prompt +
                         " -n 1 --temp 0 -no-cnv -t 2 -ctk f16 -ctv f16 -b 32 -ub 32 --dump-logits " + dump);
     ASSERT_EQ(rc, 0) << out;
   }
@@ -177,13 +169,13 @@ TEST(TrainedRotKv, KldOrderOnHeldOutText) {
   const std::string common = kBin + "/oscar-perplexity -f " + kHeldout + " -c 1024 --chunks 2 -t 2";
   const std::string kld = tmp / "f16.kld";
   {
-    auto [rc, out] = sh(common + " -m " + kBase + " --kl-divergence-base " + kld);
+    auto [rc, out] = run_capture(common + " -m " + kBase + " --kl-divergence-base " + kld);
     ASSERT_EQ(rc, 0) << out;
   }
   const std::string q2 = " -ctk q2_0 -ctv q2_0 --kv-hp-sink 0 --kv-hp-recent 0 --kv-clip-k 0.96 --kv-clip-v 0.96"
                          " --kl-divergence-base " + kld + " --kl-divergence";
   auto run = [&](const std::string& args) {
-    auto [rc, out] = sh(common + args + q2);
+    auto [rc, out] = run_capture(common + args + q2);
     EXPECT_EQ(rc, 0) << out;
     const double k = mean_kld(out);
     EXPECT_GT(k, 0) << out;
