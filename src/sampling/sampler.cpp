@@ -46,25 +46,6 @@ void Sampler::accept(int32_t token) {
   while (history_.size() > keep) history_.pop_front();
 }
 
-template <class LogitOf>
-void Sampler::adjust_logits(int n_vocab, LogitOf&& logit_of) {
-  for (const auto& [id, bias] : s_.logit_bias)
-    if (id >= 0 && id < n_vocab) logit_of(id) += bias;
-  const bool any = s_.repeat_penalty != 1.0f || s_.frequency_penalty != 0.0f || s_.presence_penalty != 0.0f;
-  if (!any || history_.empty()) return;
-  std::unordered_map<int32_t, int> count;
-  for (int32_t t : history_) count[t]++;
-  for (const auto& [id, n] : count) {
-    if (id < 0 || id >= n_vocab) continue;
-    // Repetition penalty as in llama.cpp / CTRL: shrink positive logits,
-    // push negative ones further down.
-    float& x = logit_of(id);
-    if (x <= 0) x *= s_.repeat_penalty;
-    else x /= s_.repeat_penalty;
-    x -= (float)n * s_.frequency_penalty + s_.presence_penalty;
-  }
-}
-
 namespace {
 bool by_logit(const Candidate& a, const Candidate& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
@@ -97,10 +78,24 @@ bool Sampler::restrict_to_grammar(const float* row, int n_vocab) {
 }
 
 const float* Sampler::adjusted_row(const float* logits, int n_vocab) {
-  const bool penalties = s_.repeat_penalty != 1.0f || s_.frequency_penalty != 0.0f || s_.presence_penalty != 0.0f;
-  if (s_.logit_bias.empty() && !(penalties && !history_.empty())) return logits;
+  const bool penalties = (s_.repeat_penalty != 1.0f || s_.frequency_penalty != 0.0f || s_.presence_penalty != 0.0f) &&
+                         !history_.empty();
+  if (s_.logit_bias.empty() && !penalties) return logits;
   adjusted_.assign(logits, logits + n_vocab);
-  adjust_logits(n_vocab, [&](int32_t id) -> float& { return adjusted_[(size_t)id]; });
+  for (const auto& [id, bias] : s_.logit_bias)
+    if (id >= 0 && id < n_vocab) adjusted_[(size_t)id] += bias;
+  if (!penalties) return adjusted_.data();
+  std::unordered_map<int32_t, int> count;
+  for (int32_t t : history_) count[t]++;
+  for (const auto& [id, n] : count) {
+    if (id < 0 || id >= n_vocab) continue;
+    // Repetition penalty as in llama.cpp / CTRL: shrink positive logits,
+    // push negative ones further down.
+    float& x = adjusted_[(size_t)id];
+    if (x <= 0) x *= s_.repeat_penalty;
+    else x /= s_.repeat_penalty;
+    x -= (float)n * s_.frequency_penalty + s_.presence_penalty;
+  }
   return adjusted_.data();
 }
 

@@ -64,13 +64,10 @@ class Sampler {
   const std::vector<Candidate>& last_candidates() const { return cand_; }
 
  private:
-  // Logit bias and penalties, on the logit of each token they touch.
-  template <class LogitOf>
-  void adjust_logits(int n_vocab, LogitOf&& logit_of);
   // The chain after top-k (typical-p, top-p, min-p, temperature, draw) on cand_.
   int32_t sample_truncated();
-  // The logits with bias and penalties applied (a copy), or the row itself
-  // when neither applies.
+  // The logits with the logit bias and then the penalties applied (a copy),
+  // or the row itself when neither applies.
   const float* adjusted_row(const float* logits, int n_vocab);
   // cand_ = the candidates of `row` the grammar allows (only the best ones
   // when the chain keeps a fixed number); false when none is.
