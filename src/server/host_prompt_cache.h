@@ -82,8 +82,13 @@ class HostPromptCache {
   size_t load(kv::KvCache& cache, int seq, const Match& match);
 
   const HostCacheStats& stats() const { return stats_; }
-  // Drops every entry (oscar-server's sleep gives the memory back).
-  void clear() { evict_to(0); }
+  // Drops every entry (oscar-server's sleep gives the memory back); not
+  // counted as evictions, which are for the byte limit.
+  void clear() {
+    entries_.clear();
+    stats_.entries = 0;
+    stats_.bytes = 0;
+  }
 
  private:
   void evict_to(int64_t limit);  // drops least recently used entries until bytes <= limit
